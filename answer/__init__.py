@@ -1,0 +1,32 @@
+"""Answering: evidence in, ranked answers out.
+
+``answer(evidence, llm="none")`` is the one entry point: the extractive answerer for ``none`` (offline, no
+model), otherwise the LLM answerer against an OpenAI-compatible endpoint, with the method's prompt style.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kgqa.answer.base import NO_EVIDENCE, Answer, normalize
+from kgqa.answer.extractive import answer_extractive
+from kgqa.retrieve.evidence import Evidence
+
+__all__ = ["NO_EVIDENCE", "Answer", "answer", "answer_extractive", "normalize", "is_offline"]
+
+
+def is_offline(llm: str | None) -> bool:
+    return llm is None or llm.strip().lower() in ("", "none", "extractive")
+
+
+def answer(evidence: Evidence, llm: str | None = "none", **llm_options: Any) -> Answer:
+    """Answers for ``evidence``: extractive when ``llm`` is none, else through the named LLM.
+
+    ``llm_options`` override :class:`kgqa.answer.llm.LLMConfig` fields (``timeout_s``, ``max_retries``, ...).
+    """
+    if is_offline(llm):
+        return answer_extractive(evidence)
+    from kgqa.answer.llm import LLMAnswerer, LLMConfig
+
+    assert llm is not None
+    return LLMAnswerer(LLMConfig.from_env(llm, **llm_options)).answer(evidence)

@@ -1,0 +1,237 @@
+"""Prompt styles for the LLM answerer, and parsing of what comes back.
+
+The answerer knows nothing of the retrieval method except which prompt style it calls for:
+
+- ``subgraphrag``: SubgraphRAG's system prompt, one worked example, triplets as ``(head, relation, tail)``
+  lines, answers as ``ans: X`` lines;
+- ``frag``: FRAG's reasoning-path prompt, paths written ``head -> relation -> tail -> relation -> ...``
+  from the topic entity (a hop walked against the stored direction is written ``tail <- relation <- head``);
+- ``sgrag``: SG-RAG's ``subject|relation|object`` triplet lines (the style for every other method).
+
+All three ask for ``ans:`` lines so that one robust parser reads them back.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from kgqa.answer.base import normalize, topic_names
+from kgqa.retrieve.evidence import Evidence, Triplet
+
+Style = Literal["subgraphrag", "frag", "sgrag"]
+Message = dict[str, str]
+
+STYLE_BY_METHOD: dict[str, Style] = {"subgraphrag": "subgraphrag", "frag": "frag"}
+
+
+def style_for(method: str) -> Style:
+    return STYLE_BY_METHOD.get(method.lower(), "sgrag")
+
+
+# --- SubgraphRAG ---------------------------------------------------------------------------------------
+
+SUBGRAPHRAG_SYSTEM = (
+    "Based on the triplets retrieved from a knowledge graph, please answer the question."
+    ' Please return formatted answers as a list, each prefixed with "ans:".'
+)
+
+# One worked example, in the shape of SubgraphRAG's in-context example: triplets, question, a short
+# reasoning over the triplets, then the answers as "ans:" lines.
+SUBGRAPHRAG_EXAMPLE_USER = """Triplets:
+(Blade Runner, directed_by, Ridley Scott)
+(Blade Runner, starred_actors, Harrison Ford)
+(Witness, starred_actors, Harrison Ford)
+(Witness, directed_by, Peter Weir)
+(Witness, release_year, 1985)
+(The Mosquito Coast, starred_actors, Harrison Ford)
+(The Mosquito Coast, directed_by, Peter Weir)
+
+Question:
+who directed the films that Harrison Ford starred in?"""
+
+SUBGRAPHRAG_EXAMPLE_ASSISTANT = """First find the films Harrison Ford starred in, then who directed them.
+
+From the triplets:
+- (Blade Runner, starred_actors, Harrison Ford) and (Blade Runner, directed_by, Ridley Scott): \
+Ridley Scott directed Blade Runner.
+- (Witness, starred_actors, Harrison Ford) and (Witness, directed_by, Peter Weir): \
+Peter Weir directed Witness.
+- (The Mosquito Coast, starred_actors, Harrison Ford) and (The Mosquito Coast, directed_by, Peter Weir): \
+Peter Weir also directed The Mosquito Coast.
+
+Therefore, the formatted answers are:
+
+ans: Peter Weir
+ans: Ridley Scott"""
+
+
+def subgraphrag_triplet(triplet: Triplet) -> str:
+    head, rel, tail = triplet
+    return f"({head}, {rel}, {tail})"
+
+
+def subgraphrag_messages(evidence: Evidence, max_triplets: int | None = None) -> list[Message]:
+    lines = "\n".join(subgraphrag_triplet(t) for t in _cap(evidence.triplets, max_triplets))
+    return [
+        {"role": "system", "content": SUBGRAPHRAG_SYSTEM},
+        {"role": "user", "content": SUBGRAPHRAG_EXAMPLE_USER},
+        {"role": "assistant", "content": SUBGRAPHRAG_EXAMPLE_ASSISTANT},
+        {"role": "user", "content": f"Triplets:\n{lines}\n\nQuestion:\n{evidence.question}"},
+    ]
+
+
+# --- FRAG ----------------------------------------------------------------------------------------------
+
+FRAG_SYSTEM = (
+    "Based on the reasoning paths, please answer the given question."
+    " Please keep the answer as simple as possible and return all the possible answers as a list,"
+    ' each on its own line and prefixed with "ans:".'
+)
+
+
+def frag_path(path: list[Triplet], topics: set[str]) -> str:
+    """``head -> relation -> tail -> relation -> ...``, walked from the path's topic end."""
+    from kgqa.answer.extractive import walk_path
+
+    start, _end, _ok = walk_path(path, topics)
+    parts = [start]
+    current = start
+    for head, rel, tail in path:
+        if head == current or (tail != current):
+            parts += ["->", rel, "->", tail]
+            current = tail
+        else:
+            parts += ["<-", rel, "<-", head]
+            current = head
+    return " ".join(parts)
+
+
+def frag_messages(evidence: Evidence, max_paths: int | None = None) -> list[Message]:
+    topics = set(topic_names(evidence))
+    paths = [p for p in evidence.paths if p] or [[t] for t in evidence.triplets]
+    lines = "\n".join(frag_path(p, topics) for p in _cap(paths, max_paths))
+    return [
+        {"role": "system", "content": FRAG_SYSTEM},
+        {"role": "user", "content": f"Reasoning Paths:\n{lines}\n\nQuestion:\n{evidence.question}"},
+    ]
+
+
+# --- SG-RAG --------------------------------------------------------------------------------------------
+
+SGRAG_SYSTEM = (
+    "You answer questions using only the knowledge graph triplets you are given."
+    " Each triplet is written subject|relation|object."
+    ' Return every answer on its own line, prefixed with "ans:", using the entity names exactly as they'
+    " appear in the triplets."
+)
+
+
+def sgrag_triplet(triplet: Triplet) -> str:
+    return "|".join(triplet)
+
+
+def sgrag_messages(evidence: Evidence, max_triplets: int | None = None) -> list[Message]:
+    lines = "\n".join(sgrag_triplet(t) for t in _cap(evidence.triplets, max_triplets))
+    return [
+        {"role": "system", "content": SGRAG_SYSTEM},
+        {"role": "user", "content": f"Triplets:\n{lines}\n\nQuestion: {evidence.question}"},
+    ]
+
+
+def build_messages(evidence: Evidence, style: Style | None = None,
+                   max_items: int | None = None) -> list[Message]:
+    """The chat messages for ``evidence`` in the style its method calls for (or ``style``)."""
+    chosen = style or style_for(evidence.method)
+    if chosen == "subgraphrag":
+        return subgraphrag_messages(evidence, max_items)
+    if chosen == "frag":
+        return frag_messages(evidence, max_items)
+    return sgrag_messages(evidence, max_items)
+
+
+def _cap(items: list, limit: int | None) -> list:  # type: ignore[type-arg]
+    return items if limit is None else items[:limit]
+
+
+# --- parsing -------------------------------------------------------------------------------------------
+
+_ANS = re.compile(r"(?i)\bans\s*[:：]\s*")
+_ANSWER = re.compile(r"(?i)\b(?:final\s+)?answers?\s*(?:is|are)?\s*[:：]\s*")
+_BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)])\s*")
+_DECOR = re.compile(r"[*`\"“”]+")
+_NOT_ANSWERS = {"", "not available", "none", "unknown", "n a", "no answer", "not found", "null",
+                "nothing", "i don t know", "there is no answer"}
+
+
+def parse_answers(text: str) -> list[str]:
+    """The raw answers in an LLM reply, in order: ``ans: X`` lines, else ``Answer: X`` lines.
+
+    Robust to the usual small-model mess: markdown emphasis, bullets and numbering, ``Ans :`` spellings,
+    several ``ans:`` on one line, a trailing explanation in parentheses, "not available".
+    """
+    found = _after(_ANS, text) or _after(_ANSWER, text)
+    return [a for a in dict.fromkeys(found) if normalize(a) not in _NOT_ANSWERS]
+
+
+def _after(marker: re.Pattern[str], text: str) -> list[str]:
+    found: list[str] = []
+    for line in _DECOR.sub("", text).splitlines():
+        pieces = marker.split(line)
+        found.extend(_clean(piece) for piece in pieces[1:])
+    return found
+
+
+def _clean(piece: str) -> str:
+    piece = _BULLET.sub("", piece.strip())
+    return piece.strip().strip(",;").rstrip(".").strip()
+
+
+def map_to_entities(raw: list[str], evidence: Evidence) -> tuple[list[str], list[str]]:
+    """(answers, unmatched): each raw answer mapped to an evidence entity when it matches after
+    normalisation — as a whole, by its part before or inside a parenthesis, or split on commas/"and" —
+    else kept as written. Order kept, repeats dropped."""
+    index: dict[str, str] = {}
+    for name in evidence.entities() + [n for p in evidence.paths for t in p for n in (t[0], t[2])]:
+        index.setdefault(normalize(name), name)
+    answers: list[str] = []
+    unmatched: list[str] = []
+    for item in raw:
+        matched = _match(item, index)
+        if matched:
+            answers.extend(matched)
+        else:
+            answers.append(item)
+            unmatched.append(item)
+    return list(dict.fromkeys(answers)), unmatched
+
+
+def _match(item: str, index: dict[str, str]) -> list[str]:
+    key = normalize(item)
+    if key in index:
+        return [index[key]]
+    paren = re.match(r"^(.*?)\s*\((.*)\)\s*$", item)
+    if paren:
+        for part in (paren.group(1), paren.group(2)):
+            if normalize(part) in index:
+                return [index[normalize(part)]]
+    parts = [p for p in re.split(r"\s*(?:,|;|\band\b|&)\s*", item) if p.strip()]
+    if len(parts) > 1:
+        hits = [index[normalize(p)] for p in parts if normalize(p) in index]
+        if hits:
+            return hits
+    return []
+
+
+def mentioned_entities(text: str, evidence: Evidence, exclude: set[str]) -> list[str]:
+    """Evidence entities named in free text, in order of first mention (the fallback when no ``ans:``)."""
+    haystack = f" {normalize(text)} "
+    positions: list[tuple[int, str]] = []
+    for name in evidence.entities():
+        key = normalize(name)
+        if name in exclude or not key:
+            continue
+        at = haystack.find(f" {key} ")
+        if at >= 0:
+            positions.append((at, name))
+    return [name for _at, name in sorted(positions)]

@@ -1,0 +1,1 @@
+"""kgqa command line."""

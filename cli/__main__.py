@@ -1,0 +1,3 @@
+from kgqa.cli.main import main
+
+main(prog_name="kgqa")

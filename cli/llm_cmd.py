@@ -1,0 +1,56 @@
+"""`kgqa llm serve|status|stop`: the optional local SmolLM2 behind an OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from kgqa.answer.local_llm import DEFAULT_PORT, LLMServerStatus, LocalLLMServer
+
+
+@click.group()
+def llm() -> None:
+    """The local LLM (SmolLM2-135M-Instruct via llama-cpp-python) for `kgqa ask --llm`."""
+
+
+def _emit(status: LLMServerStatus, as_json: bool, text: str) -> None:
+    click.echo(json.dumps(status.to_dict()) if as_json else text)
+
+
+@llm.command()
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(1, 65535),
+              help="Port on 127.0.0.1.")
+@click.option("--model", "model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A GGUF file to serve instead of the packaged SmolLM2-135M-Instruct.")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def serve(port: int, model: Path | None, as_json: bool) -> None:
+    """Start the server in the background and wait until it answers; a no-op when it already runs."""
+    status = LocalLLMServer().start(port=port, model=model)
+    if status.already_running:
+        text = f"the LLM server is already running at {status.url} (pid {status.pid})"
+    else:
+        text = (f"serving {status.alias} at {status.url} (pid {status.pid}) in {status.seconds:.1f}s\n"
+                f"use it with: kgqa ask \"...\" --llm {status.alias}   (OPENAI_BASE_URL={status.url})")
+    _emit(status, as_json, text)
+
+
+@llm.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(as_json: bool) -> None:
+    """Whether the local LLM server runs, and where."""
+    current = LocalLLMServer().status()
+    if current.running:
+        health = "answering" if current.responding else "not answering yet"
+        text = (f"the LLM server is running at {current.url} (pid {current.pid}, {health})\n"
+                f"  model {current.model}")
+    else:
+        text = "the LLM server is not running"
+    _emit(current, as_json, text)
+
+
+@llm.command()
+def stop() -> None:
+    """Stop the local LLM server; a no-op when it is not running."""
+    stopped = LocalLLMServer().stop()
+    click.echo("the LLM server stopped" if stopped else "the LLM server is not running")

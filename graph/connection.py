@@ -1,0 +1,53 @@
+"""One place that decides which Neo4j a command talks to and opens the driver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from neo4j import Driver, GraphDatabase
+from neo4j.exceptions import AuthError, ServiceUnavailable
+
+from kgqa.graph import config
+from kgqa.graph.errors import KgqaError
+
+
+def connection_settings() -> tuple[str, str, str]:
+    """(uri, user, password): NEO4J_* when set, else the managed local server."""
+    external = config.external_server()
+    if external is not None:
+        return external.uri, external.user, external.password
+    from kgqa.graph.server import ManagedServer
+
+    server = ManagedServer()
+    if server.pid() is None:
+        raise KgqaError(
+            f"the kgqa server is not running at {server.uri}; start it with `kgqa server start` "
+            "or point NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD at your own Neo4j"
+        )
+    return server.uri, "neo4j", server.password()
+
+
+def open_driver(uri: str | None = None, user: str | None = None, password: str | None = None) -> Driver:
+    """A connected driver; connection problems become one-line KgqaErrors."""
+    if uri is None:
+        uri, user, password = connection_settings()
+    driver = GraphDatabase.driver(uri, auth=(user or "neo4j", password or ""), connection_timeout=5)
+    try:
+        driver.verify_connectivity()
+    except AuthError:
+        driver.close()
+        raise KgqaError(f"authentication failed for user {user!r} at {uri} (check NEO4J_USER/NEO4J_PASSWORD)") from None
+    except (ServiceUnavailable, OSError, ValueError) as exc:
+        driver.close()
+        raise KgqaError(f"cannot reach Neo4j at {uri}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    return driver
+
+
+@contextmanager
+def driver_session() -> Iterator[Driver]:
+    driver = open_driver()
+    try:
+        yield driver
+    finally:
+        driver.close()

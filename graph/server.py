@@ -1,0 +1,363 @@
+"""The managed local Neo4j: assembled from Maven Central, started with Neo4j's own bootloader.
+
+Layout under ``$KGQA_HOME``::
+
+    neo4j/                 NEO4J_HOME: lib/ plugins/ conf/ data/ logs/ run/
+    neo4j-password         the generated password of user ``neo4j`` (mode 0600)
+    server.lock            serialises concurrent start/stop calls
+
+The jars come from ``docker/server-assembly`` (Neo4j, GDS, APOC) and ``procedures/`` (our plugin), each built
+by Maven once; a stamp records what was installed so that later starts skip Maven entirely.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from kgqa.graph import config
+from kgqa.graph.errors import KgqaError
+
+ENTRY_POINT = "org.neo4j.server.startup.Neo4jCommand"
+ADMIN_ENTRY_POINT = "org.neo4j.server.startup.Neo4jAdminCommand"
+START_TIMEOUT_S = float(os.environ.get("KGQA_START_TIMEOUT", "180"))
+
+# Neo4j's stock neo4j.conf carries these JVM flags; the bootloader does not add them by itself.
+_JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "-XX:FlightRecorderOptions=stackdepth=256",
+    "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:+DebugNonSafepoints",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dlog4j.layout.jsonTemplate.maxStringLength=32768",
+]
+
+
+@dataclass
+class ServerStatus:
+    running: bool
+    uri: str
+    pid: int | None
+    home: str
+    log: str
+    managed: bool = True
+    versions: dict[str, str | None] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class ManagedServer:
+    """One local Neo4j under a kgqa home. All methods are safe to call repeatedly."""
+
+    def __init__(self, home: Path | None = None, port: int | None = None) -> None:
+        self.home = home or config.kgqa_home()
+        self.port = port or config.bolt_port()
+        self.neo4j_home = self.home / "neo4j"
+        self.password_file = self.home / "neo4j-password"
+        self.log_file = self.neo4j_home / "logs" / "neo4j.log"
+        self.pid_file = self.neo4j_home / "run" / "neo4j.pid"
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+    # ----------------------------------------------------------------- public API
+    def start(self, on_progress: callable | None = None) -> ServerStatus:  # type: ignore[valid-type]
+        say = on_progress or (lambda _msg: None)
+        java = find_java()
+        with self._lock():
+            if self.pid() is not None:
+                self._wait_for_bolt(time.monotonic() + START_TIMEOUT_S)
+                return self.status()
+            self._check_port_free()
+            say("checking the Neo4j, GDS and APOC jars")
+            self._install_server_jars(say)
+            self._install_plugin(say)
+            self._write_conf()
+            self._ensure_password(java)
+            say(f"starting Neo4j {config.NEO4J_VERSION} on {self.uri}")
+            log_offset = self.log_file.stat().st_size if self.log_file.exists() else 0
+            proc = self._neo4j(java, "start", capture=True)
+            if proc.returncode != 0:
+                raise KgqaError(self._start_failure(proc.stdout + proc.stderr, log_offset))
+            try:
+                self._wait_for_bolt(time.monotonic() + START_TIMEOUT_S, log_offset)
+            except KgqaError:
+                self._neo4j(java, "stop", capture=True)
+                raise
+            return self.status()
+
+    def stop(self) -> bool:
+        """Stops the server; returns False when it was not running."""
+        with self._lock():
+            if self.pid() is None:
+                return False
+            proc = self._neo4j(find_java(), "stop", capture=True)
+            if proc.returncode != 0 and self.pid() is not None:
+                raise KgqaError(f"Neo4j did not stop: {_last_line(proc.stdout + proc.stderr)} (log: {self.log_file})")
+            return True
+
+    def status(self, query_versions: bool = True) -> ServerStatus:
+        pid = self.pid()
+        versions: dict[str, str | None] = {
+            "neo4j": config.NEO4J_VERSION,
+            "gds": config.GDS_VERSION,
+            "apoc": config.APOC_VERSION,
+            "kgqa": config.PLUGIN_VERSION,
+        }
+        if pid is not None and query_versions and self.password_file.exists():
+            with contextlib.suppress(Exception):
+                versions = _query_versions(self.uri, "neo4j", self.password())
+        return ServerStatus(
+            running=pid is not None,
+            uri=self.uri,
+            pid=pid,
+            home=str(self.neo4j_home),
+            log=str(self.log_file),
+            versions=versions,
+        )
+
+    def password(self) -> str:
+        try:
+            return self.password_file.read_text().strip()
+        except FileNotFoundError:
+            raise KgqaError(
+                f"no password at {self.password_file}: the managed server was never started here "
+                "(run `kgqa server start`, or set NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD)"
+            ) from None
+
+    def pid(self) -> int | None:
+        """The pid of a live Neo4j started from this home, or None (a stale pid file counts as not running)."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return pid if str(self.neo4j_home).encode() in cmdline else None
+
+    # ----------------------------------------------------------------- installation
+    def _install_server_jars(self, say) -> None:  # type: ignore[no-untyped-def]
+        stamp = self.neo4j_home / ".assembly"
+        wanted = f"neo4j={config.NEO4J_VERSION} gds={config.GDS_VERSION} apoc={config.APOC_VERSION}"
+        if stamp.exists() and stamp.read_text() == wanted:
+            return
+        pom = config.repo_root() / "docker" / "server-assembly" / "pom.xml"
+        built = pom.parent / "target" / "neo4j-home"
+        say("assembling Neo4j, GDS and APOC from Maven (first start only)")
+        _maven(["-f", str(pom), "package"], what="the Neo4j server assembly")
+        for sub in ("lib", "plugins"):
+            target = self.neo4j_home / sub
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(built / sub, target)
+        stamp.write_text(wanted)
+
+    def _install_plugin(self, say) -> None:  # type: ignore[no-untyped-def]
+        jar = build_plugin(say)
+        target = self.neo4j_home / "plugins" / "kgqa-procedures.jar"
+        if not target.exists() or target.read_bytes() != jar.read_bytes():
+            shutil.copy2(jar, target)
+
+    def _write_conf(self) -> None:
+        conf_dir = self.neo4j_home / "conf"
+        conf_dir.mkdir(parents=True, exist_ok=True)
+        for sub in ("data", "logs", "run", "import"):
+            (self.neo4j_home / sub).mkdir(exist_ok=True)
+        heap = os.environ.get("KGQA_HEAP", "2g")
+        pagecache = os.environ.get("KGQA_PAGECACHE", "1g")
+        lines = [
+            "# Written by `kgqa server start`; edits are overwritten on the next start.",
+            "server.default_listen_address=127.0.0.1",
+            f"server.bolt.listen_address=127.0.0.1:{self.port}",
+            "server.bolt.enabled=true",
+            "server.http.enabled=false",
+            "server.https.enabled=false",
+            "dbms.security.auth_enabled=true",
+            "dbms.security.procedures.unrestricted=gds.*,apoc.*,kgqa.*",
+            "dbms.usage_report.enabled=false",
+            f"server.memory.heap.initial_size={heap}",
+            f"server.memory.heap.max_size={heap}",
+            f"server.memory.pagecache.size={pagecache}",
+            "db.tx_log.rotation.retention_policy=1G size",
+            "server.directories.import=import",
+        ]
+        lines += [f"server.jvm.additional={flag}" for flag in _JVM_FLAGS]
+        (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
+
+    def _ensure_password(self, java: str) -> None:
+        if self.password_file.exists() and (self.neo4j_home / "data" / "dbms").exists():
+            return
+        if not self.password_file.exists():
+            self.home.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(24) + "\n")
+        if not (self.neo4j_home / "data" / "dbms").exists():
+            proc = self._admin(java, ["dbms", "set-initial-password", self.password()])
+            if proc.returncode != 0:
+                raise KgqaError(f"could not set the Neo4j password: {_last_line(proc.stdout + proc.stderr)}")
+
+    # ----------------------------------------------------------------- process helpers
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["NEO4J_HOME"] = str(self.neo4j_home)
+        env["NEO4J_CONF"] = str(self.neo4j_home / "conf")
+        env.pop("JAVA_OPTS", None)
+        return env
+
+    def _neo4j(self, java: str, command: str, capture: bool = False) -> subprocess.CompletedProcess[str]:
+        cmd = [java, "-cp", str(self.neo4j_home / "lib" / "*"), ENTRY_POINT, command]
+        return subprocess.run(cmd, env=self._env(), capture_output=capture, text=True, stdin=subprocess.DEVNULL)
+
+    def _admin(self, java: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+        cmd = [java, "-cp", str(self.neo4j_home / "lib" / "*"), ADMIN_ENTRY_POINT, *args]
+        return subprocess.run(cmd, env=self._env(), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+    def admin(self, args: list[str]) -> subprocess.CompletedProcess[str]:
+        """Runs ``neo4j-admin`` against this home (used by the bulk loader)."""
+        return self._admin(find_java(), args)
+
+    def _check_port_free(self) -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", self.port))
+            except OSError:
+                raise KgqaError(
+                    f"port {self.port} on 127.0.0.1 is in use by another process; stop it or choose another "
+                    f"port with KGQA_BOLT_PORT (log: {self.log_file})"
+                ) from None
+
+    def _wait_for_bolt(self, deadline: float, log_offset: int = 0) -> None:
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import AuthError, ServiceUnavailable
+
+        password = self.password()
+        while True:
+            if self.pid() is None:
+                raise KgqaError(self._start_failure("the Neo4j process exited during start", log_offset))
+            try:
+                with GraphDatabase.driver(self.uri, auth=("neo4j", password), connection_timeout=2) as driver:
+                    driver.verify_connectivity()
+                    return
+            except AuthError:
+                raise KgqaError(
+                    f"Neo4j at {self.uri} rejected the stored password in {self.password_file}; "
+                    f"the data in {self.neo4j_home / 'data'} belongs to another password"
+                ) from None
+            except (ServiceUnavailable, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise KgqaError(f"Neo4j did not answer on {self.uri} within {START_TIMEOUT_S:.0f}s (log: {self.log_file})")
+            time.sleep(0.5)
+
+    def _start_failure(self, output: str, log_offset: int) -> str:
+        reason = ""
+        if self.log_file.exists():
+            with self.log_file.open(errors="replace") as fh:
+                fh.seek(log_offset)
+                for line in fh:
+                    if " ERROR " in line or line.startswith("Caused by"):
+                        reason = line.strip()
+                        if line.startswith("Caused by"):
+                            break
+        reason = re.sub(r"^\S+ \S+ ERROR ", "", reason) or _last_line(output)
+        return f"Neo4j failed to start: {reason} (log: {self.log_file})"
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        self.home.mkdir(parents=True, exist_ok=True)
+        with open(self.home / "server.lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_plugin(say=lambda _m: None) -> Path:  # type: ignore[no-untyped-def]
+    """Builds procedures/ with Maven when its sources are newer than the jar; returns the jar."""
+    project = config.repo_root() / "procedures"
+    jar = project / "target" / f"kgqa-procedures-{config.PLUGIN_VERSION}.jar"
+    sources = [project / "pom.xml", *(project / "src" / "main").rglob("*")]
+    newest = max((p.stat().st_mtime for p in sources if p.is_file()), default=0.0)
+    if not jar.exists() or jar.stat().st_mtime < newest:
+        say("building the kgqa procedures plugin with Maven")
+        _maven(["-f", str(project / "pom.xml"), "package", "-DskipTests"], what="the kgqa procedures plugin")
+    if not jar.exists():
+        raise KgqaError(f"Maven finished but {jar} is missing")
+    return jar
+
+
+def find_java() -> str:
+    """The java binary (JAVA_HOME first), checked to be version 17 or newer."""
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not candidate or not Path(candidate).exists():
+        raise KgqaError("Java 17 or newer is required but `java` was not found (install OpenJDK 17 or set JAVA_HOME)")
+    proc = subprocess.run([candidate, "-version"], capture_output=True, text=True)
+    match = re.search(r'version "(\d+)', proc.stderr + proc.stdout)
+    if not match or int(match.group(1)) < 17:
+        found = match.group(1) if match else "unknown"
+        raise KgqaError(f"Java 17 or newer is required, found version {found} at {candidate}")
+    return candidate
+
+
+def _maven(args: list[str], what: str) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise KgqaError(f"Maven (`mvn`) is required to build {what}; install Maven 3.8+")
+    proc = subprocess.run([mvn, "-q", "-B", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        errors = [line for line in proc.stdout.splitlines() if "[ERROR]" in line] or proc.stdout.splitlines()
+        raise KgqaError(f"Maven failed to build {what}: {errors[0] if errors else proc.stderr.strip()}")
+
+
+def _query_versions(uri: str, user: str, password: str) -> dict[str, str | None]:
+    from neo4j import GraphDatabase
+
+    versions: dict[str, str | None] = {}
+    with GraphDatabase.driver(uri, auth=(user, password), connection_timeout=3) as driver:
+        record = driver.execute_query("CALL dbms.components() YIELD versions RETURN versions[0] AS v").records[0]
+        versions["neo4j"] = record["v"]
+        for name, query in (
+            ("gds", "RETURN gds.version() AS v"),
+            ("apoc", "RETURN apoc.version() AS v"),
+            ("kgqa", "RETURN kgqa.version() AS v"),
+        ):
+            try:
+                versions[name] = driver.execute_query(query).records[0]["v"]
+            except Exception:
+                versions[name] = None
+    return versions
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
