@@ -173,7 +173,7 @@ def _from_paths(evidence: Evidence, topics: list[str]) -> Answer:
 # --- 3. BFS layers over the triplets ------------------------------------------------------------------------
 
 class _Edge(NamedTuple):
-    index: int
+    triplet: int  # position in evidence.triplets
     other: str
     step: Step
 
@@ -245,18 +245,18 @@ def _walk(adj: dict[str, list[_Edge]], topics: list[str], depth: int,
         for key, state in frontier.items():
             node, last, prefix = key
             for edge in adj.get(node, ()):
-                if edge.index == last or edge.other in topic_set:
+                if edge.triplet == last or edge.other in topic_set:
                     continue
                 sig = prefix + (edge.step,) if prefixes is not None else ()
                 if prefixes is not None and sig not in prefixes:
                     continue
                 score = state.score
                 if triplet_scores is not None:
-                    score = min(score, triplet_scores[edge.index])
-                new_key = (edge.other, edge.index, sig)
+                    score = min(score, triplet_scores[edge.triplet])
+                new_key = (edge.other, edge.triplet, sig)
                 seen = nxt.get(new_key)
                 if seen is None or score > seen.score:
-                    nxt[new_key] = _State(score, key, edge.index)
+                    nxt[new_key] = _State(score, key, edge.triplet)
         steps.append(nxt)
         frontier = nxt
     return steps

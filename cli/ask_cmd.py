@@ -1,0 +1,57 @@
+"""`kgqa ask "QUESTION"`: answers with the evidence that led there."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kgqa.graph.connection import open_driver
+from kgqa.retrieve.pipeline import METHODS, Result, answer_question
+
+
+@click.command()
+@click.argument("question")
+@click.option("--kg", default=None, help="Knowledge graph to ask (default: the only or most recently loaded one).")
+@click.option("--method", default="auto", show_default=True,
+              type=click.Choice(["auto", *METHODS]), help="Retrieval method.")
+@click.option("--llm", default="none", show_default=True,
+              help="'none' for the offline extractive answerer, or a model name served at OPENAI_BASE_URL.")
+@click.option("-k", "k", default=100, show_default=True, type=int, help="Maximum number of evidence triplets.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see DESIGN.md, CLI contract).")
+def ask(question: str, kg: str | None, method: str, llm: str, k: int, as_json: bool) -> None:
+    """Answer QUESTION from a loaded knowledge graph."""
+    with open_driver() as driver:
+        result = answer_question(driver, question, kg=kg, method=method, llm=llm, k=k)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print_result(result)
+
+
+def print_result(result: Result, max_triplets: int = 25) -> None:
+    console = Console()
+    ev = result.evidence
+    if not ev.topic_entities:
+        console.print("[bold red]No entity found[/] in the question, so there is nothing to answer from.")
+        console.print(f"[dim]kg {ev.kg} · method {ev.method}[/]")
+        return
+    linked = ", ".join(f"{e.name} [dim]({e.how}, {e.score:.2f})[/]" for e in ev.topic_entities)
+    console.print(f"[bold]Topic entities:[/] {linked}")
+    if result.answers:
+        console.print("[bold green]Answers:[/] " + " | ".join(result.answers[:20])
+                      + (f" [dim](+{len(result.answers) - 20} more)[/]" if len(result.answers) > 20 else ""))
+    else:
+        console.print(f"[bold yellow]No answer:[/] {result.explanation.get('reason', 'nothing found')}")
+    if ev.triplets:
+        table = Table("#", "subject", "relation", "object", title=f"Evidence ({len(ev.triplets)} triplets)",
+                      title_justify="left")
+        for i, (head, rel, tail) in enumerate(ev.triplets[:max_triplets], 1):
+            table.add_row(str(i), head, rel, tail)
+        console.print(table)
+        if len(ev.triplets) > max_triplets:
+            console.print(f"[dim]… {len(ev.triplets) - max_triplets} more (use --json for all)[/]")
+    timing = " · ".join(f"{stage} {ms:.0f} ms" for stage, ms in ev.latency_ms.items())
+    console.print(f"[dim]kg {ev.kg} · method {ev.method} · llm {result.llm or 'none'} · {timing}[/]")
