@@ -26,7 +26,7 @@ def answer(evidence: Evidence, llm: str | None = "none", **llm_options: Any) -> 
     """
     if is_offline(llm):
         return answer_extractive(evidence)
-    from kgqa.answer.llm import LLMAnswerer, LLMConfig
+    from kgqa.answer.llm import answer_with_llm
 
     assert llm is not None
-    return LLMAnswerer(LLMConfig.from_env(llm, **llm_options)).answer(evidence)
+    return answer_with_llm(evidence, llm, **llm_options)

@@ -324,3 +324,8 @@ def _from_layers(evidence: Evidence, topics: list[str]) -> Answer:
         "evidence": {node: _chain(steps, best[node][1], triplets) for node in ranked[:MAX_EXPLAINED]},
     }
     return Answer(ranked, [value[node] for node in ranked], explanation)
+
+
+def answer_extractively(evidence: Evidence, max_answers: int | None = None) -> Answer:
+    """The name ``kgqa.retrieve.pipeline`` calls; the same as :func:`answer_extractive`."""
+    return answer_extractive(evidence, max_answers)

@@ -188,7 +188,9 @@ class LLMAnswerer:
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc
             reason = _one_line(str(cause) or type(cause).__name__)
-            return f"LLM endpoint {url} is not reachable: {reason} ({tries})"
+            hint = "" if os.environ.get("OPENAI_BASE_URL") else (
+                "; start one with `kgqa llm serve` or set OPENAI_BASE_URL")
+            return f"LLM endpoint {url} is not reachable: {reason} ({tries}){hint}"
         assert isinstance(exc, openai.APIStatusError)
         hint = ""
         if exc.status_code in (401, 403):
@@ -222,3 +224,8 @@ def _message(exc: Any) -> str:
 def _one_line(text: str, limit: int = 300) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def answer_with_llm(evidence: Evidence, model: str, **options: Any) -> Answer:
+    """Answers from the model ``model`` at the configured endpoint; ``options`` override LLMConfig fields."""
+    return LLMAnswerer(LLMConfig.from_env(model, **options)).answer(evidence)

@@ -5,21 +5,33 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
-from rich.table import Table
-
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.pipeline import METHODS, Result, answer_question
+from rich.console import Console
+from rich.table import Table
 
 
 @click.command()
 @click.argument("question")
-@click.option("--kg", default=None, help="Knowledge graph to ask (default: the only or most recently loaded one).")
-@click.option("--method", default="auto", show_default=True,
-              type=click.Choice(["auto", *METHODS]), help="Retrieval method.")
-@click.option("--llm", default="none", show_default=True,
-              help="'none' for the offline extractive answerer, or a model name served at OPENAI_BASE_URL.")
-@click.option("-k", "k", default=100, show_default=True, type=int, help="Maximum number of evidence triplets.")
+@click.option(
+    "--kg", default=None, help="Knowledge graph to ask (default: the only or most recently loaded one)."
+)
+@click.option(
+    "--method",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", *METHODS]),
+    help="Retrieval method.",
+)
+@click.option(
+    "--llm",
+    default="none",
+    show_default=True,
+    help="'none' for the offline extractive answerer, or a model name served at OPENAI_BASE_URL.",
+)
+@click.option(
+    "-k", "k", default=100, show_default=True, type=int, help="Maximum number of evidence triplets."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see DESIGN.md, CLI contract).")
 def ask(question: str, kg: str | None, method: str, llm: str, k: int, as_json: bool) -> None:
     """Answer QUESTION from a loaded knowledge graph."""
@@ -41,13 +53,22 @@ def print_result(result: Result, max_triplets: int = 25) -> None:
     linked = ", ".join(f"{e.name} [dim]({e.how}, {e.score:.2f})[/]" for e in ev.topic_entities)
     console.print(f"[bold]Topic entities:[/] {linked}")
     if result.answers:
-        console.print("[bold green]Answers:[/] " + " | ".join(result.answers[:20])
-                      + (f" [dim](+{len(result.answers) - 20} more)[/]" if len(result.answers) > 20 else ""))
+        console.print(
+            "[bold green]Answers:[/] "
+            + " | ".join(result.answers[:20])
+            + (f" [dim](+{len(result.answers) - 20} more)[/]" if len(result.answers) > 20 else "")
+        )
     else:
         console.print(f"[bold yellow]No answer:[/] {result.explanation.get('reason', 'nothing found')}")
     if ev.triplets:
-        table = Table("#", "subject", "relation", "object", title=f"Evidence ({len(ev.triplets)} triplets)",
-                      title_justify="left")
+        table = Table(
+            "#",
+            "subject",
+            "relation",
+            "object",
+            title=f"Evidence ({len(ev.triplets)} triplets)",
+            title_justify="left",
+        )
         for i, (head, rel, tail) in enumerate(ev.triplets[:max_triplets], 1):
             table.add_row(str(i), head, rel, tail)
         console.print(table)

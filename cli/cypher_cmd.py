@@ -6,7 +6,6 @@ import json
 import sys
 
 import click
-
 from kgqa.cli.output import print_table, to_jsonable
 from kgqa.graph.connection import open_driver
 
@@ -14,8 +13,14 @@ from kgqa.graph.connection import open_driver
 @click.command()
 @click.argument("query", required=False)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("-p", "--param", "params", multiple=True, metavar="NAME=JSON",
-              help="A query parameter, e.g. -p name='\"Kismet\"' (value parsed as JSON, else taken as a string).")
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=JSON",
+    help="A query parameter, e.g. -p name='\"Kismet\"' (value parsed as JSON, else taken as a string).",
+)
 def cypher(query: str | None, fmt: str, params: tuple[str, ...]) -> None:
     """Run QUERY, or start an interactive shell when QUERY is absent (end statements with ';')."""
     parameters = _parse_params(params)

@@ -25,7 +25,7 @@ def _emit(status: LLMServerStatus, as_json: bool, text: str) -> None:
               help="A GGUF file to serve instead of the packaged SmolLM2-135M-Instruct.")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def serve(port: int, model: Path | None, as_json: bool) -> None:
-    """Start the server in the background and wait until it answers; a no-op when it already runs."""
+    """Start the server in the background (a no-op when it runs already)."""
     status = LocalLLMServer().start(port=port, model=model)
     if status.already_running:
         text = f"the LLM server is already running at {status.url} (pid {status.pid})"

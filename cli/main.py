@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import click
-
 from kgqa.cli.cypher_cmd import cypher
 from kgqa.cli.server_cmd import server
 from kgqa.graph.errors import KgqaError

@@ -6,7 +6,6 @@ import json
 import time
 
 import click
-
 from kgqa.graph import config
 from kgqa.graph.errors import KgqaError
 from kgqa.graph.server import ManagedServer
@@ -40,8 +39,10 @@ def start(as_json: bool) -> None:
     elif already:
         click.echo(f"Neo4j is already running on {status.uri} (pid {status.pid})")
     else:
-        click.echo(f"Neo4j {status.versions.get('neo4j')} running on {status.uri} (pid {status.pid}) "
-                   f"in {time.monotonic() - began:.1f}s")
+        click.echo(
+            f"Neo4j {status.versions.get('neo4j')} running on {status.uri} (pid {status.pid}) "
+            f"in {time.monotonic() - began:.1f}s"
+        )
 
 
 @server.command()

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from neo4j import Driver, GraphDatabase
-from neo4j.exceptions import AuthError, ServiceUnavailable
-
 from kgqa.graph import config
 from kgqa.graph.errors import KgqaError
+from neo4j import Driver, GraphDatabase
+from neo4j.exceptions import AuthError, ServiceUnavailable
 
 
 def connection_settings() -> tuple[str, str, str]:
@@ -37,10 +36,14 @@ def open_driver(uri: str | None = None, user: str | None = None, password: str |
         driver.verify_connectivity()
     except AuthError:
         driver.close()
-        raise KgqaError(f"authentication failed for user {user!r} at {uri} (check NEO4J_USER/NEO4J_PASSWORD)") from None
+        raise KgqaError(
+            f"authentication failed for user {user!r} at {uri} (check NEO4J_USER/NEO4J_PASSWORD)"
+        ) from None
     except (ServiceUnavailable, OSError, ValueError) as exc:
         driver.close()
-        raise KgqaError(f"cannot reach Neo4j at {uri}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise KgqaError(
+            f"cannot reach Neo4j at {uri}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
     return driver
 
 

@@ -117,7 +117,9 @@ class ManagedServer:
                 return False
             proc = self._neo4j(find_java(), "stop", capture=True)
             if proc.returncode != 0 and self.pid() is not None:
-                raise KgqaError(f"Neo4j did not stop: {_last_line(proc.stdout + proc.stderr)} (log: {self.log_file})")
+                raise KgqaError(
+                    f"Neo4j did not stop: {_last_line(proc.stdout + proc.stderr)} (log: {self.log_file})"
+                )
             return True
 
     def status(self, query_versions: bool = True) -> ServerStatus:
@@ -150,7 +152,7 @@ class ManagedServer:
             ) from None
 
     def pid(self) -> int | None:
-        """The pid of a live Neo4j started from this home, or None (a stale pid file counts as not running)."""
+        """The pid of a live Neo4j started from this home, or None (a stale pid file means not running)."""
         try:
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
@@ -208,6 +210,9 @@ class ManagedServer:
             "server.directories.import=import",
         ]
         lines += [f"server.jvm.additional={flag}" for flag in _JVM_FLAGS]
+        lines.append(
+            f"server.jvm.additional=-Dkgqa.models.dir={self.home / 'models'}"
+        )  # ONNX models of the kgqa plugin
         (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
     def _ensure_password(self, java: str) -> None:
@@ -233,7 +238,9 @@ class ManagedServer:
 
     def _neo4j(self, java: str, command: str, capture: bool = False) -> subprocess.CompletedProcess[str]:
         cmd = [java, "-cp", str(self.neo4j_home / "lib" / "*"), ENTRY_POINT, command]
-        return subprocess.run(cmd, env=self._env(), capture_output=capture, text=True, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            cmd, env=self._env(), capture_output=capture, text=True, stdin=subprocess.DEVNULL
+        )
 
     def _admin(self, java: str, args: list[str]) -> subprocess.CompletedProcess[str]:
         cmd = [java, "-cp", str(self.neo4j_home / "lib" / "*"), ADMIN_ENTRY_POINT, *args]
@@ -274,7 +281,9 @@ class ManagedServer:
             except (ServiceUnavailable, OSError):
                 pass
             if time.monotonic() > deadline:
-                raise KgqaError(f"Neo4j did not answer on {self.uri} within {START_TIMEOUT_S:.0f}s (log: {self.log_file})")
+                raise KgqaError(
+                    f"Neo4j did not answer on {self.uri} within {START_TIMEOUT_S:.0f}s (log: {self.log_file})"
+                )
             time.sleep(0.5)
 
     def _start_failure(self, output: str, log_offset: int) -> str:
@@ -320,7 +329,9 @@ def find_java() -> str:
     java_home = os.environ.get("JAVA_HOME")
     candidate = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
     if not candidate or not Path(candidate).exists():
-        raise KgqaError("Java 17 or newer is required but `java` was not found (install OpenJDK 17 or set JAVA_HOME)")
+        raise KgqaError(
+            "Java 17 or newer is required but `java` was not found (install OpenJDK 17 or set JAVA_HOME)"
+        )
     proc = subprocess.run([candidate, "-version"], capture_output=True, text=True)
     match = re.search(r'version "(\d+)', proc.stderr + proc.stdout)
     if not match or int(match.group(1)) < 17:
@@ -344,7 +355,9 @@ def _query_versions(uri: str, user: str, password: str) -> dict[str, str | None]
 
     versions: dict[str, str | None] = {}
     with GraphDatabase.driver(uri, auth=(user, password), connection_timeout=3) as driver:
-        record = driver.execute_query("CALL dbms.components() YIELD versions RETURN versions[0] AS v").records[0]
+        record = driver.execute_query(
+            "CALL dbms.components() YIELD versions RETURN versions[0] AS v"
+        ).records[0]
         versions["neo4j"] = record["v"]
         for name, query in (
             ("gds", "RETURN gds.version() AS v"),

@@ -43,7 +43,11 @@ def embed(texts: Sequence[str], name: str | None = None, batch_size: int = 256) 
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     model = _sentence_transformer(name or model_name())
     vectors = model.encode(
-        list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        list(texts),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
     )
     return vectors.astype(np.float32, copy=False)
 

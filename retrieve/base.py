@@ -9,9 +9,8 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 
-from neo4j import Driver
-
 from kgqa.retrieve.evidence import Evidence, LinkedEntity
+from neo4j import Driver
 
 
 class Retriever(ABC):
@@ -20,8 +19,9 @@ class Retriever(ABC):
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
 
-    def retrieve(self, question: str, kg: str, k: int = 100,
-                 topic_entities: list[LinkedEntity] | None = None) -> Evidence:
+    def retrieve(
+        self, question: str, kg: str, k: int = 100, topic_entities: list[LinkedEntity] | None = None
+    ) -> Evidence:
         began = time.perf_counter()
         if topic_entities is None:
             from kgqa.retrieve.linking import link_entities

@@ -11,13 +11,12 @@ import json
 import time
 from dataclasses import dataclass
 
-from neo4j import Driver
-
 from kgqa.graph import config
 from kgqa.graph.cypher import render
 from kgqa.graph.errors import KgqaError
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.evidence import Evidence, LinkedEntity
+from neo4j import Driver
 
 # method name -> "module:class"
 METHODS: dict[str, str] = {
@@ -81,7 +80,7 @@ def available_methods() -> list[str]:
 
 
 def choose_method(method: str) -> str:
-    """`auto` picks the method that measured best on dev (recorded by `kgqa eval`), else a fixed preference."""
+    """`auto` picks the method that measured best on dev (recorded by `kgqa eval`), else a preference."""
     if method != "auto":
         if method not in METHODS:
             raise KgqaError(f"unknown method {method!r}; choose one of: auto, {', '.join(METHODS)}")
@@ -136,16 +135,11 @@ def answer_question(
         answers, scores, explanation = [], [], {"reason": "no entity found in the question"}
     elif evidence.is_empty:
         answers, scores, explanation = [], [], {"reason": "no evidence found"}
-    elif llm and llm != "none":
-        from kgqa.answer.llm import answer_with_llm
-
-        answer = answer_with_llm(evidence, model=llm)
-        answers, scores, explanation = answer.answers, answer.scores, answer.explanation
     else:
-        from kgqa.answer.extractive import answer_extractively
+        from kgqa.answer import answer
 
-        answer = answer_extractively(evidence)
-        answers, scores, explanation = answer.answers, answer.scores, answer.explanation
+        reply = answer(evidence, llm)
+        answers, scores, explanation = reply.answers, reply.scores, reply.explanation
     done = time.perf_counter()
     evidence.latency_ms["answering"] = (done - answering) * 1000
     evidence.latency_ms["total"] = (done - began) * 1000

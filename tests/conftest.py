@@ -34,14 +34,20 @@ def _docker_reachable() -> bool:
 @pytest.fixture(scope="session")
 def neo4j_env() -> Iterator[dict[str, str]]:
     """Environment variables that point kgqa (in-process and subprocesses) at the test server."""
-    saved = {k: os.environ.get(k) for k in ("KGQA_HOME", "KGQA_BOLT_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")}
+    saved = {
+        k: os.environ.get(k)
+        for k in ("KGQA_HOME", "KGQA_BOLT_PORT", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")
+    }
     if _docker_reachable():  # pragma: no cover - no Docker engine on the project's machines
         from testcontainers.neo4j import Neo4jContainer
 
         container = Neo4jContainer(image="kgqa-neo4j:local", password="kgqa-test-password")
         container.start()
-        env = {"NEO4J_URI": container.get_connection_url(), "NEO4J_USER": "neo4j",
-               "NEO4J_PASSWORD": "kgqa-test-password"}
+        env = {
+            "NEO4J_URI": container.get_connection_url(),
+            "NEO4J_USER": "neo4j",
+            "NEO4J_PASSWORD": "kgqa-test-password",
+        }
         os.environ.update(env)
         yield env
         container.stop()
@@ -79,12 +85,17 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def run_kgqa(*args: str, env: dict[str, str] | None = None, input_text: str | None = None,
-             timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_kgqa(
+    *args: str, env: dict[str, str] | None = None, input_text: str | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     """Runs the real `kgqa` console entry point in a subprocess, as a user would."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True, env=full_env,
-        input=input_text, timeout=timeout,
+        [sys.executable, "-m", "kgqa.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=input_text,
+        timeout=timeout,
     )

@@ -173,3 +173,17 @@ def test_fast_on_a_large_evidence_set() -> None:
     elapsed = time.perf_counter() - began
     assert result.answers and "Star" not in result.answers
     assert elapsed < 2.0, f"took {elapsed:.2f}s"
+
+
+def test_explanations_are_json_and_the_pipeline_names_exist() -> None:
+    import json
+
+    from kgqa.answer.extractive import answer_extractively
+    from kgqa.answer.llm import answer_with_llm
+
+    assert callable(answer_with_llm)
+    scored = evidence(LEE_PACE_2HOP, ["Lee Pace"], scores=[0.9] * 6, metadata={"hops": 2})
+    paths = evidence(LEE_PACE_2HOP, ["Lee Pace"], paths=[LEE_PACE_2HOP[:2]], metadata={"hops": 2})
+    for ev in (scored, paths, evidence(LEE_PACE_2HOP, ["Lee Pace"]), evidence([], ["Q"])):
+        result = answer_extractively(ev)
+        json.dumps(result.to_dict(), allow_nan=False)

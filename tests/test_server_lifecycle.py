@@ -34,8 +34,13 @@ def test_start_twice_stop_twice_and_versions(lifecycle_env: dict[str, str]) -> N
     assert second.returncode == 0, second.stderr
     assert "already running" in second.stdout
 
-    versions = _kgqa(lifecycle_env, "cypher", "--format", "json",
-                     "RETURN gds.version() AS gds, apoc.version() AS apoc, kgqa.version() AS kgqa")
+    versions = _kgqa(
+        lifecycle_env,
+        "cypher",
+        "--format",
+        "json",
+        "RETURN gds.version() AS gds, apoc.version() AS apoc, kgqa.version() AS kgqa",
+    )
     assert versions.returncode == 0, versions.stderr
     assert '"gds": "2.13.9"' in versions.stdout and '"apoc": "5.26.19"' in versions.stdout
     assert '"kgqa": "0.1.0"' in versions.stdout
@@ -102,8 +107,11 @@ def test_missing_java_is_a_clear_error(lifecycle_env: dict[str, str], tmp_path: 
 def test_wrong_password_from_env_is_a_clear_error(neo4j_env: dict[str, str]) -> None:
     from tests.conftest import TEST_PORT
 
-    result = run_kgqa("cypher", "RETURN 1", env={"NEO4J_URI": f"bolt://127.0.0.1:{TEST_PORT}",
-                                                  "NEO4J_USER": "neo4j", "NEO4J_PASSWORD": "wrong"})
+    result = run_kgqa(
+        "cypher",
+        "RETURN 1",
+        env={"NEO4J_URI": f"bolt://127.0.0.1:{TEST_PORT}", "NEO4J_USER": "neo4j", "NEO4J_PASSWORD": "wrong"},
+    )
     assert result.returncode == 1
     assert result.stderr.strip() == (
         f"kgqa: error: authentication failed for user 'neo4j' at bolt://127.0.0.1:{TEST_PORT} "
@@ -115,8 +123,17 @@ def test_external_server_env_is_used(neo4j_env: dict[str, str]) -> None:
     from kgqa.graph.server import ManagedServer
 
     server = ManagedServer()
-    result = run_kgqa("cypher", "--format", "json", "RETURN kgqa.version() AS v",
-                      env={"NEO4J_URI": server.uri, "NEO4J_USER": "neo4j", "NEO4J_PASSWORD": server.password(),
-                           "KGQA_HOME": "/nonexistent-home"})
+    result = run_kgqa(
+        "cypher",
+        "--format",
+        "json",
+        "RETURN kgqa.version() AS v",
+        env={
+            "NEO4J_URI": server.uri,
+            "NEO4J_USER": "neo4j",
+            "NEO4J_PASSWORD": server.password(),
+            "KGQA_HOME": "/nonexistent-home",
+        },
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == '[{"v": "0.1.0"}]'

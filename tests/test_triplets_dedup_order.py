@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from neo4j.exceptions import ClientError
 
-QUERY = ("CALL kgqa.triplets.dedupOrder($triplets, $topics) "
-         "YIELD head, relation, tail, distance, position RETURN head, relation, tail, distance, position")
+QUERY = (
+    "CALL kgqa.triplets.dedupOrder($triplets, $topics) "
+    "YIELD head, relation, tail, distance, position RETURN head, relation, tail, distance, position"
+)
 
 
 def _call(driver, triplets, topics):  # type: ignore[no-untyped-def]
@@ -43,7 +45,11 @@ def test_cycles_terminate(driver) -> None:  # type: ignore[no-untyped-def]
 def test_unknown_topic_entities_keep_input_order_last(driver) -> None:  # type: ignore[no-untyped-def]
     triplets = [["x", "r", "y"], ["a", "r", "b"], ["y", "r", "z"]]
     rows = _call(driver, triplets, ["a", "nobody"])
-    assert [(r["head"], r["tail"], r["distance"]) for r in rows] == [("a", "b", 0), ("x", "y", None), ("y", "z", None)]
+    assert [(r["head"], r["tail"], r["distance"]) for r in rows] == [
+        ("a", "b", 0),
+        ("x", "y", None),
+        ("y", "z", None),
+    ]
     unknown = _call(driver, triplets, ["nobody"])
     assert [(r["head"], r["distance"]) for r in unknown] == [("x", None), ("a", None), ("y", None)]
 

@@ -26,7 +26,9 @@ def test_server_assembly_pins_match_config() -> None:
 def test_plugin_pins_match_config() -> None:
     pom = (REPO / "procedures" / "pom.xml").read_text()
     assert f"<neo4j.version>{config.NEO4J_VERSION}</neo4j.version>" in pom
-    assert re.search(rf"<artifactId>kgqa-procedures</artifactId>\s*<version>{config.PLUGIN_VERSION}</version>", pom)
+    assert re.search(
+        rf"<artifactId>kgqa-procedures</artifactId>\s*<version>{config.PLUGIN_VERSION}</version>", pom
+    )
 
 
 def test_docker_image_matches_config() -> None:

@@ -1,0 +1,129 @@
+"""FRAG on MetaQA (vanilla) per hop: Hits@1, answer recall of the evidence, retrieval latency.
+
+Hits@1 takes the answer as ``metadata["answer_candidates"][0]`` (the end entity of the best-ranked path).
+Answer recall is the share of gold answers that appear among the entities of the evidence triplets.
+Topic entities come from the question's [brackets] (linked by exact name, as in the FRAG paper where the
+topic entity is given). Latency is the whole ``retrieve()`` call (linking + FRAG), p50/p95.
+
+    KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/frag_metaqa.py --limit 300 [--hops 1,2,3]
+        [--split dev] [--hop-range auto|simple|complex|oracle] [--no-hop-count] [--show-errors 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from kgqa.graph.connection import open_driver
+from kgqa.retrieve.frag import FragConfig, FragRetriever
+
+DATA = Path(os.environ.get("KGQA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def load(split: str, hop: int) -> list[tuple[str, list[str]]]:
+    path = DATA / "metaqa" / f"{hop}-hop" / "vanilla" / f"qa_{split}.txt"
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        question, _, answers = line.partition("\t")
+        rows.append((question, answers.split("|")))
+    return rows
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--split", default="dev", choices=["dev", "test"])
+    ap.add_argument("--hops", default="1,2,3")
+    ap.add_argument("--limit", type=int, default=300, help="questions per hop (random sample, fixed seed)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--kg", default="metaqa")
+    ap.add_argument("--hop-range", default="auto", choices=["auto", "simple", "complex", "oracle"])
+    ap.add_argument("--no-hop-count", action="store_true", help="ignore the classifier's exact hop count")
+    ap.add_argument("--show-errors", type=int, default=0)
+    ap.add_argument("--json", dest="json_out", help="also write the summary as JSON here")
+    args = ap.parse_args()
+    if not (DATA / "metaqa").is_dir():
+        print(f"MetaQA not found under {DATA} (set KGQA_SHARED_DATA)", file=sys.stderr)
+        return 2
+    config = FragConfig()
+    if args.no_hop_count:
+        config = replace(config, use_hop_count=False)
+    rng = random.Random(args.seed)
+    summary = {}
+    driver = open_driver()
+    try:
+        warm = FragRetriever(driver, config)
+        warm.retrieve("what movies did [Lee Pace] act in", args.kg)  # loads the encoder and the classifier
+        for hop in [int(h) for h in args.hops.split(",")]:
+            questions = load(args.split, hop)
+            if args.limit and len(questions) > args.limit:
+                questions = rng.sample(questions, args.limit)
+            forced = None if args.hop_range == "auto" else args.hop_range
+            if forced == "oracle":
+                forced = "simple" if hop <= 2 else "complex"
+            retriever = FragRetriever(driver, config, hop_range=forced)  # type: ignore[arg-type]
+            retriever._hop_predictor, retriever._predictor_loaded = warm._hop_predictor, True
+            hits = 0
+            recall: list[float] = []
+            candidate_recall: list[float] = []
+            latency: list[float] = []
+            stages: dict[str, list[float]] = {}
+            ranges: Counter[str] = Counter()
+            pruned = 0
+            errors = []
+            for question, gold in questions:
+                began = time.perf_counter()
+                evidence = retriever.retrieve(question, args.kg)
+                latency.append((time.perf_counter() - began) * 1000)
+                for stage, ms in evidence.latency_ms.items():
+                    stages.setdefault(stage, []).append(ms)
+                gold_set = set(gold)
+                candidates = evidence.metadata.get("answer_candidates", [])
+                top = candidates[0] if candidates else None
+                hits += top in gold_set
+                found = set(evidence.entities())
+                recall.append(len(gold_set & found) / len(gold_set))
+                candidate_recall.append(len(gold_set & set(candidates)) / len(gold_set))
+                ranges[evidence.metadata.get("hop_range", "?")] += 1
+                pruned += bool(evidence.metadata.get("ppr_pruned"))
+                if top not in gold_set and len(errors) < args.show_errors:
+                    errors.append(f"  {question!r} gold={gold[:3]} top={top!r} "
+                                  f"range={evidence.metadata.get('hop_range')} "
+                                  f"path={evidence.paths[0] if evidence.paths else None}")
+            n = len(questions)
+            row = {
+                "n": n, "hits@1": hits / n, "evidence_answer_recall": statistics.mean(recall),
+                "candidate_answer_recall": statistics.mean(candidate_recall),
+                "latency_ms_p50": statistics.median(latency), "latency_ms_p95": percentile(latency, 0.95),
+                "hop_range": dict(ranges), "ppr_pruned": pruned / n,
+                "stage_ms_p50": {k: round(statistics.median(v), 1) for k, v in stages.items()},
+            }
+            summary[f"{hop}-hop"] = row
+            print(f"{args.split} {hop}-hop n={n}: Hits@1 {row['hits@1']:.2%}  evidence answer recall "
+                  f"{row['evidence_answer_recall']:.2%}  (candidates {row['candidate_answer_recall']:.2%})  "
+                  f"latency p50 {row['latency_ms_p50']:.0f} ms p95 {row['latency_ms_p95']:.0f} ms  "
+                  f"hop range {dict(ranges)}  PPR-pruned {row['ppr_pruned']:.0%}")
+            print(f"    stage p50 ms: {row['stage_ms_p50']}")
+            for line in errors:
+                print(line)
+    finally:
+        driver.close()
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(summary, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

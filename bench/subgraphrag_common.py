@@ -1,0 +1,179 @@
+"""Shared pieces of the SubgraphRAG benchmarks (bench/subgraphrag_metaqa.py, bench/subgraphrag_webqsp.py).
+
+Each question is run through the real in-database paths:
+
+* ``kgqa.subgraphrag.candidates`` gives the full candidate subgraph, whose shortest topic→answer paths are
+  the gold triples (the weak-label definition the scorer was trained on);
+* ``kgqa.subgraphrag.retrieve`` (a trained model, ONNX inside Neo4j) and the cosine baseline (Cypher over the
+  same candidates) each return their top max(K) triples once; metrics at every K come from prefixes.
+
+Metrics per question and K: triple recall (gold triples among the top K), answer recall (gold answers among
+the entities of the top K), Hits@1 of two extractive rules: ``top`` = the first non-topic entity in score
+order, ``leaf`` = ``kgqa.retrieve.subgraphrag.answer_candidates`` (path ends; meant for the trained model).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from neo4j import Driver, RoutingControl
+
+from kgqa.evaluation.metrics import normalize_answer
+from kgqa.retrieve.cosine_baseline import COSINE_QUERY
+from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, answer_candidates, dedup_scored, question_text
+from kgqa.training.subgraphrag_data import KgIndex, fetch_subgraph, shortest_path_labels
+
+Triplet = tuple[str, str, str]
+COSINE = "cosine"
+
+
+def embed_questions(texts: Sequence[str]) -> np.ndarray:
+    """z_q for many questions, through the same encoder the retriever uses."""
+    normalised = [question_text(t) for t in texts]
+    try:
+        from kgqa.models.export_encoder import OnnxEncoder
+
+        return np.asarray(OnnxEncoder().embed(normalised), dtype=np.float32)
+    except (ImportError, OSError, ValueError, KeyError):
+        from kgqa.models.encoder import embed
+
+        return embed(normalised)
+
+
+@dataclass
+class Gold:
+    triples: set[Triplet]
+    answers: set[str]  # normalised names
+    answers_in_candidates: int
+    candidates: int
+
+
+def gold_for(driver: Driver, index: KgIndex, topic_ids: Sequence[str], answer_ids: Sequence[int],
+             answer_names: Iterable[str], hops: int, max_candidates: int) -> Gold:
+    sub = fetch_subgraph(driver, index, topic_ids, hops, include_seed=False, max_candidates=max_candidates)
+    answers_local = np.flatnonzero(np.isin(sub.entities, np.asarray(answer_ids, dtype=np.int64)))
+    labels = shortest_path_labels(sub.entities.size, sub.heads, sub.tails, sub.topics.tolist(),
+                                  answers_local.tolist())
+    names = index.entity_names
+    triples = {(names[sub.entities[h]], index.relation_names[r], names[sub.entities[t]])
+               for h, r, t in zip(sub.heads[labels], sub.relations[labels], sub.tails[labels], strict=True)}
+    return Gold(triples, {normalize_answer(a) for a in answer_names}, int(answers_local.size), sub.size)
+
+
+def run_model(driver: Driver, kg: str, model: str, question: str, topic_ids: Sequence[str],
+              vector: np.ndarray, k: int, hops: int, max_candidates: int,
+              ) -> tuple[list[tuple[str, str, str, float]], float]:
+    config = {"k": k, "kg": kg, "model": model, "topicEntities": list(topic_ids),
+              "questionEmbedding": [float(x) for x in vector], "hops": hops, "maxCandidates": max_candidates}
+    began = time.perf_counter()
+    records, _, _ = driver.execute_query(RETRIEVE_QUERY, question=question_text(question), config=config,
+                                         routing_=RoutingControl.READ)
+    ms = (time.perf_counter() - began) * 1000
+    return [(r["head"], r["relation"], r["tail"], float(r["score"])) for r in records], ms
+
+
+def run_cosine(driver: Driver, kg: str, topic_ids: Sequence[str], vector: np.ndarray, k: int, hops: int,
+               max_candidates: int) -> tuple[list[tuple[str, str, str, float]], float]:
+    began = time.perf_counter()
+    records, _, _ = driver.execute_query(COSINE_QUERY, kg=kg, topicIds=list(topic_ids), hops=hops,
+                                         maxCandidates=max_candidates, q=[float(x) for x in vector], k=k,
+                                         routing_=RoutingControl.READ)
+    ms = (time.perf_counter() - began) * 1000
+    return [(r["head"], r["relation"], r["tail"], float(r["score"])) for r in records], ms
+
+
+def question_metrics(rows: Sequence[tuple[str, str, str, float]], gold: Gold, topic_names: Sequence[str],
+                     ks: Sequence[int], leaf_rule: bool) -> dict[str, float | None]:
+    triplets, scores = dedup_scored(rows)
+    topics = set(topic_names)
+    out: dict[str, float | None] = {}
+    first_entity = next((n for h, _r, t in triplets for n in (h, t) if n not in topics), None)
+    for k in ks:
+        top = triplets[:k]
+        entities = {normalize_answer(n) for h, _r, t in top for n in (h, t)}
+        out[f"triple_recall@{k}"] = len(gold.triples & set(top)) / len(gold.triples) if gold.triples else None
+        out[f"answer_recall@{k}"] = len(gold.answers & entities) / len(gold.answers) if gold.answers else None
+        out[f"hits1_top@{k}"] = float(first_entity is not None
+                                      and normalize_answer(first_entity) in gold.answers)
+        if leaf_rule:
+            names, _s = answer_candidates(top, scores[:k], topic_names)
+            out[f"hits1_leaf@{k}"] = float(bool(names) and normalize_answer(names[0]) in gold.answers)
+    return out
+
+
+@dataclass
+class Tally:
+    """Per (group, method) metric lists and latencies."""
+
+    values: dict[tuple[str, str], dict[str, list[float]]] = field(default_factory=dict)
+    latency: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def add(self, group: str, method: str, metrics: dict[str, float | None], ms: float) -> None:
+        bucket = self.values.setdefault((group, method), {})
+        for key, value in metrics.items():
+            if value is not None:
+                bucket.setdefault(key, []).append(value)
+        self.latency.setdefault((group, method), []).append(ms)
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for (group, method), bucket in self.values.items():
+            lat = self.latency.get((group, method), [])
+            out[f"{group}|{method}"] = {
+                "group": group, "method": method, "n": len(lat),
+                **{k: round(statistics.fmean(v), 4) for k, v in sorted(bucket.items())},
+                "latency_p50_ms": round(float(np.percentile(lat, 50)), 1) if lat else None,
+                "latency_p95_ms": round(float(np.percentile(lat, 95)), 1) if lat else None,
+            }
+        return out
+
+
+def markdown_table(summary: dict[str, dict[str, Any]], ks: Sequence[int], leaf: bool = True) -> str:
+    head = ["group", "method", "n"]
+    for k in ks:
+        head += [f"TR@{k}", f"AR@{k}", f"H1top@{k}"] + ([f"H1leaf@{k}"] if leaf else [])
+    head += ["p50 ms", "p95 ms"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(row: dict[str, Any], key: str) -> str:
+        value = row.get(key)
+        return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+
+    for row in summary.values():
+        cells = [row["group"], row["method"], str(row["n"])]
+        for k in ks:
+            keys = [f"triple_recall@{k}", f"answer_recall@{k}", f"hits1_top@{k}"]
+            keys += [f"hits1_leaf@{k}"] if leaf else []
+            cells += [cell(row, key) for key in keys]
+        cells += [cell(row, "latency_p50_ms"), cell(row, "latency_p95_ms")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def throughput(call: Callable[[int], Any], n: int, clients: int) -> dict[str, float]:
+    """Questions per second with ``clients`` concurrent callers over calls 0..n-1, and per-call latency."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def one(i: int) -> None:
+        began = time.perf_counter()
+        call(i)
+        ms = (time.perf_counter() - began) * 1000
+        with lock:
+            latencies.append(ms)
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        list(pool.map(one, range(n)))
+    seconds = time.perf_counter() - began
+    return {"clients": clients, "questions": n, "seconds": round(seconds, 2),
+            "questions_per_second": round(n / seconds, 2),
+            "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
+            "latency_p95_ms": round(float(np.percentile(latencies, 95)), 1)}

@@ -1,0 +1,144 @@
+"""SubgraphRAG on MetaQA: trained in-DB scorer(s) vs the cosine baseline, per hop, at K = 50, 100, 200.
+
+``--split dev`` uses the *holdout* part of MetaQA dev (never trained on, not used for early stopping; the
+split is re-derived from the model's meta.json seed). ``--split test`` reads the test files; run it once.
+Candidates use the model's hops (2), widened to 3 for 3-hop questions. Also reports in-DB retrieval latency
+(p50/p95, sequential) and throughput with concurrent clients.
+
+Needs the KG ``metaqa`` loaded with embeddings, the ``kgqa.subgraphrag.*`` procedures and trained models
+(``kgqa train subgraphrag --name default``; ``--name noseed --no-include-seed`` for the DDE variant).
+For the test server: ``KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697``.
+
+    python bench/subgraphrag_metaqa.py --split dev --models default,noseed --out /tmp/sgr-dev.json
+    python bench/subgraphrag_metaqa.py --split test --limit 1000 --models default,noseed
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from subgraphrag_common import (
+    COSINE,
+    Tally,
+    embed_questions,
+    gold_for,
+    markdown_table,
+    question_metrics,
+    run_cosine,
+    run_model,
+    throughput,
+)
+from tqdm import tqdm
+
+from kgqa.graph.connection import open_driver
+from kgqa.training.subgraphrag import TrainConfig, candidate_hops, dev_splits, model_dir
+from kgqa.training.subgraphrag_data import load_kg_index, question_ids, read_metaqa
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--split", choices=["dev", "test"], default="dev")
+    ap.add_argument("--hops", default="1,2,3")
+    ap.add_argument("--limit", type=int, default=None, help="questions per hop (random sample, fixed seed)")
+    ap.add_argument("--kg", default="metaqa")
+    ap.add_argument("--models", default="default", help="comma-separated installed model names")
+    ap.add_argument("--no-cosine", action="store_true")
+    ap.add_argument("--ks", default="50,100,200")
+    ap.add_argument("--max-candidates", type=int, default=20000)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--throughput-questions", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--data", type=Path, default=None, help="MetaQA folder (default ../shared/data/metaqa)")
+    ap.add_argument("--out", type=Path, default=None, help="write the summary as JSON")
+    args = ap.parse_args()
+
+    ks = sorted(int(k) for k in args.ks.split(","))
+    hops_wanted = [int(h) for h in args.hops.split(",")]
+    models = [m for m in args.models.split(",") if m]
+    metas = {m: json.loads((model_dir(m) / "meta.json").read_text()) for m in models}
+    split_seed = metas[models[0]]["seed"] if models else args.seed
+    config = TrainConfig(seed=split_seed, data_dir=args.data)
+    if args.split == "dev":
+        _train, _val, questions = dev_splits(config)
+    else:
+        from kgqa.training.subgraphrag import metaqa_root
+
+        questions = read_metaqa(metaqa_root(config), "test")
+    questions = [q for q in questions if q.hop in hops_wanted]
+    if args.limit:
+        rng = np.random.default_rng(args.seed)
+        picked = []
+        for hop in hops_wanted:
+            group = [q for q in questions if q.hop == hop]
+            order = rng.permutation(len(group))[: args.limit]
+            picked += [group[i] for i in sorted(order)]
+        questions = picked
+    print(f"MetaQA {args.split}{' holdout' if args.split == 'dev' else ''}: {len(questions)} questions, "
+          f"models {models}, cosine {'off' if args.no_cosine else 'on'}", file=sys.stderr)
+
+    driver = open_driver()
+    index = load_kg_index(driver, args.kg)
+    vectors = embed_questions([q.text for q in questions])
+    tally = Tally()
+    ceiling: dict[str, list[float]] = {}
+    base_hops = int(metas[models[0]]["hops"]) if models else 2
+    began = time.perf_counter()
+    for i, q in enumerate(tqdm(questions, desc="questions", unit="q")):
+        topic_idx = question_ids(index, q.topics)
+        topic_ids = [index.entity_ids[t] for t in topic_idx]
+        group = f"{q.hop}-hop"
+        if not topic_ids:
+            continue
+        hops = candidate_hops(base_hops, q.hop)
+        gold = gold_for(driver, index, topic_ids, question_ids(index, q.answers), q.answers, hops,
+                        args.max_candidates)
+        ceiling.setdefault(group, []).append(gold.answers_in_candidates / max(1, len(set(q.answers))))
+        for model in models:
+            rows, ms = run_model(driver, args.kg, model, q.text, topic_ids, vectors[i], max(ks), hops,
+                                 args.max_candidates)
+            tally.add(group, model, question_metrics(rows, gold, list(q.topics), ks, leaf_rule=True), ms)
+        if not args.no_cosine:
+            rows, ms = run_cosine(driver, args.kg, topic_ids, vectors[i], max(ks), hops, args.max_candidates)
+            tally.add(group, COSINE, question_metrics(rows, gold, list(q.topics), ks, leaf_rule=False), ms)
+    summary = tally.summary()
+
+    # Throughput with concurrent clients, per hop, first model, k = 100.
+    concurrency: dict[str, dict[str, float]] = {}
+    if models:
+        for hop in hops_wanted:
+            chosen = [(i, q) for i, q in enumerate(questions) if q.hop == hop][: args.throughput_questions]
+            if not chosen:
+                continue
+
+            def call(j: int, chosen: list = chosen, hop: int = hop) -> None:  # type: ignore[type-arg]
+                i, q = chosen[j]
+                topic_ids = [index.entity_ids[t] for t in question_ids(index, q.topics)]
+                run_model(driver, args.kg, models[0], q.text, topic_ids, vectors[i], 100,
+                          candidate_hops(base_hops, hop), args.max_candidates)
+
+            concurrency[f"{hop}-hop"] = throughput(call, len(chosen), args.clients)
+    driver.close()
+
+    print(markdown_table(summary, ks))
+    print("\nanswer coverage of the full candidate set (ceiling of answer recall): " +
+          ", ".join(f"{g} {np.mean(v):.3f}" for g, v in sorted(ceiling.items())))
+    print(f"\nthroughput, {args.clients} concurrent clients, model {models[0] if models else '-'}, k=100:")
+    for group, row in concurrency.items():
+        print(f"  {group}: {row['questions_per_second']} q/s (p50 {row['latency_p50_ms']} ms, "
+              f"p95 {row['latency_p95_ms']} ms over {row['questions']} questions)")
+    print(f"\n{time.perf_counter() - began:.0f}s", file=sys.stderr)
+    if args.out:
+        payload = {"split": args.split, "ks": ks, "models": {m: metas[m] for m in models}, "summary": summary,
+                   "answer_ceiling": {g: float(np.mean(v)) for g, v in ceiling.items()},
+                   "throughput": concurrency}
+        args.out.write_text(json.dumps(payload, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

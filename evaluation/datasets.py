@@ -1,0 +1,354 @@
+"""Benchmark readers for the native formats in ``../shared/data`` (see each folder's README).
+
+- **MetaQA** (``metaqa/``): ``{h}-hop/vanilla/qa_{split}.txt`` lines ``question with
+  [topic]<TAB>a1|a2|...``, the question types in ``{h}-hop/qa_{split}_qtype.txt`` aligned by line, and, when
+  present, BeamQA's relation paths (``with_relation_paths_beamqa/{valid,test}_{h}hop.txt``, third column,
+  aligned by line and checked by text). Gold triples are the KB triples (``kb_dedup.txt`` or ``kb.txt``) on
+  the walks that follow the relation path from the topic entity to a gold answer without passing back
+  through the topic entity (MetaQA's answer semantics).
+- **WebQSP** (``webqsp/``, test only): ``webqsp_test_aog.json`` (QuestionId, RawQuestion, answer names,
+  topic_entity {mid: name}); the inferential chain of ``webqsp_test_beamqa.txt`` gives the hop count; the
+  GPT-labelled relevant triples of SubgraphRAG (``subgraphrag_gpt_triples_webqsp_test.json``) are the gold
+  triples. Questions without a gold answer are skipped and counted.
+- **CWQ** (``cwq/``, test only): ``cwq_test_tog.json`` (ID, question, topic_entity, one answer name) with
+  the answer mids of ``ComplexWebQuestions_test.json``; the question type is ``compositionality_type``; gold
+  triples as for WebQSP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgqa.evaluation.metrics import normalize_answer
+from kgqa.graph.errors import KgqaError
+
+Triplet = tuple[str, str, str]
+
+DATASETS = ("metaqa", "webqsp", "cwq")
+SPLITS = {"metaqa": ("dev", "test"), "webqsp": ("test",), "cwq": ("test",)}
+METAQA_HOPS = (1, 2, 3)
+_BRACKET = re.compile(r"\[([^\]]+)\]")
+
+
+@dataclass(frozen=True)
+class EvalQuestion:
+    id: str
+    dataset: str
+    split: str
+    question: str
+    answers: tuple[str, ...]
+    hops: int | None = None
+    qtype: str | None = None
+    topic_entities: tuple[tuple[str, str], ...] = ()  # (id, name) pairs the dataset gives
+    relation_path: tuple[str, ...] | None = None
+    answer_ids: tuple[str, ...] = ()
+
+
+@dataclass
+class Dataset:
+    name: str
+    split: str
+    path: Path
+    questions: list[EvalQuestion]
+    notes: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    gold_triples: Callable[[EvalQuestion], list[Triplet] | None] = lambda _q: None
+
+
+def shared_data_dir() -> Path:
+    """``$KGQA_SHARED_DATA``, else ``../shared/data`` next to the checkout."""
+    env = os.environ.get("KGQA_SHARED_DATA")
+    if env:
+        return Path(env).expanduser()
+    from kgqa.graph.config import repo_root
+
+    return repo_root().parent / "shared" / "data"
+
+
+def load_dataset(name: str, split: str, path: Path | None = None, hops: Sequence[int] | None = None,
+                 limit: int | None = None, seed: int = 0) -> Dataset:
+    """The questions of ``name``/``split``, in file order.
+
+    With ``limit``, a sample of that many drawn with ``seed`` (the files are grouped by question type, so the
+    first N would all be one type); for MetaQA the limit is spread evenly over ``hops``.
+    """
+    if name not in DATASETS:
+        raise KgqaError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+    if split not in SPLITS[name]:
+        raise KgqaError(f"{name} has no {split!r} split here; available: {', '.join(SPLITS[name])}")
+    root = Path(path) if path is not None else shared_data_dir() / name
+    if not root.is_dir():
+        raise KgqaError(f"{name} data not found at {root} (use --path DIR or set KGQA_SHARED_DATA)")
+    if limit is not None and limit < 1:
+        raise KgqaError(f"--limit must be at least 1, got {limit}")
+    if name == "metaqa":
+        return read_metaqa(root, split, hops or METAQA_HOPS, limit, seed)
+    if hops:
+        raise KgqaError(f"--hops applies to metaqa only, not {name}")
+    return read_webqsp(root, limit, seed) if name == "webqsp" else read_cwq(root, limit, seed)
+
+
+# --- MetaQA -------------------------------------------------------------------------------------------------
+
+def _no_gold(_question: EvalQuestion) -> list[Triplet] | None:
+    return None
+
+
+def split_limit(limit: int | None, parts: int) -> list[int | None]:
+    """``limit`` spread over ``parts`` as evenly as possible, the remainder to the first parts."""
+    if limit is None:
+        return [None] * parts
+    base, extra = divmod(limit, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def sample_indices(total: int, limit: int | None, seed: int) -> list[int]:
+    """``limit`` of ``range(total)`` drawn with ``seed``, in ascending order; all of them without a limit."""
+    if limit is None or limit >= total:
+        return list(range(total))
+    return sorted(random.Random(seed).sample(range(total), limit))
+
+
+def _read_lines(path: Path) -> list[str]:
+    with path.open(encoding="utf-8") as handle:
+        return [line.rstrip("\n").rstrip("\r") for line in handle]
+
+
+def topic_of(question: str) -> str | None:
+    found = _BRACKET.search(question)
+    return found.group(1).strip() if found else None
+
+
+def read_metaqa(root: Path, split: str, hops: Sequence[int], limit: int | None = None,
+                seed: int = 0) -> Dataset:
+    bad = [h for h in hops if h not in METAQA_HOPS]
+    if bad:
+        raise KgqaError(f"MetaQA has 1, 2 and 3 hops, not {bad}")
+    hops = sorted(set(hops))
+    notes: list[str] = []
+    questions: list[EvalQuestion] = []
+    for hop, cap in zip(hops, split_limit(limit, len(hops)), strict=True):
+        qa_file = root / f"{hop}-hop" / "vanilla" / f"qa_{split}.txt"
+        if not qa_file.is_file():
+            raise KgqaError(f"MetaQA file not found: {qa_file}")
+        lines = _read_lines(qa_file)
+        qtype_file = root / f"{hop}-hop" / f"qa_{split}_qtype.txt"
+        qtypes = _read_lines(qtype_file) if qtype_file.is_file() else []
+        if qtypes and len(qtypes) != len(lines):
+            notes.append(f"{qtype_file.name} ({hop}-hop) has {len(qtypes)} lines for {len(lines)} questions; "
+                         "question types not used")
+            qtypes = []
+        paths = _relation_paths(root, split, hop, lines, notes)
+        for index in sample_indices(len(lines), cap, seed):
+            line = lines[index]
+            if not line.strip():
+                continue
+            text, _, answer_field = line.partition("\t")
+            answers = tuple(a.strip() for a in answer_field.split("|") if a.strip())
+            topic = topic_of(text)
+            questions.append(EvalQuestion(
+                id=f"metaqa-{split}-{hop}hop-{index + 1:05d}", dataset="metaqa", split=split,
+                question=text.strip(),
+                answers=answers, hops=hop, qtype=qtypes[index].strip() if qtypes else None,
+                topic_entities=((topic, topic),) if topic else (),
+                relation_path=paths[index] if paths else None))
+    kb = _MetaqaKB.find(root)
+    if kb is None:
+        notes.append("no kb_dedup.txt/kb.txt: evidence triple recall not computed")
+        gold: Callable[[EvalQuestion], list[Triplet] | None] = _no_gold
+    else:
+        if not any(q.relation_path for q in questions):
+            notes.append("no BeamQA relation paths for this split: evidence triple recall not computed")
+        gold = kb.gold_triples_for
+    return Dataset("metaqa", split, root, questions, notes, {}, gold)
+
+
+def _relation_paths(root: Path, split: str, hop: int, lines: list[str],
+                    notes: list[str]) -> list[tuple[str, ...] | None] | None:
+    name = {"dev": "valid", "test": "test"}[split]
+    path = root / "with_relation_paths_beamqa" / f"{name}_{hop}hop.txt"
+    if not path.is_file():
+        return None
+    rows = _read_lines(path)
+    if len(rows) != len(lines):
+        notes.append(f"{path.name} has {len(rows)} lines for {len(lines)} questions; relation paths not used")
+        return None
+    out: list[tuple[str, ...] | None] = []
+    mismatched = 0
+    for row, line in zip(rows, lines, strict=True):
+        cols = row.split("\t")
+        if len(cols) >= 3 and cols[0].strip() == line.partition("\t")[0].strip() and cols[2].strip():
+            out.append(tuple(r.strip() for r in cols[2].split("|")))
+        else:
+            mismatched += 1
+            out.append(None)
+    if mismatched:
+        notes.append(f"{path.name}: {mismatched} lines do not align with the questions; "
+                     "no gold triples for them")
+    return out
+
+
+class _MetaqaKB:
+    """The MetaQA KB in memory, to follow relation paths for gold triples."""
+
+    _cache: dict[Path, _MetaqaKB] = {}
+
+    def __init__(self, path: Path) -> None:
+        self.out: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self.inc: dict[tuple[str, str], list[str]] = defaultdict(list)
+        seen: set[Triplet] = set()
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                parts = line.rstrip("\n").split("|")
+                if len(parts) != 3:
+                    continue
+                head, rel, tail = (p.strip() for p in parts)
+                if (head, rel, tail) in seen:
+                    continue
+                seen.add((head, rel, tail))
+                self.out[(head, rel)].append(tail)
+                self.inc[(tail, rel)].append(head)
+
+    @classmethod
+    def find(cls, root: Path) -> _MetaqaKB | None:
+        for name in ("kb_dedup.txt", "kb.txt"):
+            path = (root / name).resolve()
+            if path.is_file():
+                if path not in cls._cache:
+                    cls._cache[path] = cls(path)
+                return cls._cache[path]
+        return None
+
+    def gold_triples_for(self, question: EvalQuestion) -> list[Triplet] | None:
+        if not question.relation_path or not question.topic_entities:
+            return None
+        return self.gold_triples(question.topic_entities[0][1], question.relation_path, question.answers)
+
+    def gold_triples(self, topic: str, path: Sequence[str], answers: Sequence[str]) -> list[Triplet]:
+        """Triples on the walks topic -> ... -> gold answer along ``path`` that never revisit the topic."""
+        layers: list[list[tuple[Triplet, str, str]]] = []  # per hop: (stored triple, from, to)
+        frontier = {topic}
+        for step in path:
+            inverse = step.endswith("_inv")
+            rel = step[: -len("_inv")] if inverse else step
+            edges: list[tuple[Triplet, str, str]] = []
+            for node in frontier:
+                if inverse:
+                    edges.extend(((other, rel, node), node, other) for other in self.inc.get((node, rel), ())
+                                 if other != topic)
+                else:
+                    edges.extend(((node, rel, other), node, other) for other in self.out.get((node, rel), ())
+                                 if other != topic)
+            layers.append(edges)
+            frontier = {to for _t, _f, to in edges}
+        gold = {normalize_answer(a) for a in answers}
+        keep = {node for node in frontier if normalize_answer(node) in gold}
+        triples: set[Triplet] = set()
+        for edges in reversed(layers):
+            kept = [(t, frm) for t, frm, to in edges if to in keep]
+            triples.update(t for t, _ in kept)
+            keep = {frm for _, frm in kept}
+        return sorted(triples)
+
+
+# --- WebQSP and CWQ -----------------------------------------------------------------------------------------
+
+def _load_json_records(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8").strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if isinstance(data, dict):
+        data = list(data.values())
+    if not isinstance(data, list):
+        raise KgqaError(f"{path}: expected a list of question records")
+    return data
+
+
+def _gpt_triples(path: Path) -> dict[str, list[Triplet]] | None:
+    if not path.is_file():
+        return None
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {qid: [(str(h), str(r), str(t)) for h, r, t in triples] for qid, triples in raw.items()}
+
+
+def _question_key(text: str) -> str:
+    return normalize_answer(_BRACKET.sub(" ", text))
+
+
+def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
+    path = root / "webqsp_test_aog.json"
+    if not path.is_file():
+        raise KgqaError(f"WebQSP file not found: {path}")
+    records = _load_json_records(path)
+    chains: dict[str, int] = {}
+    beamqa = root / "webqsp_test_beamqa.txt"
+    if beamqa.is_file():
+        for line in _read_lines(beamqa):
+            cols = line.split("\t")
+            if len(cols) >= 3 and cols[2].strip():
+                chains.setdefault(_question_key(cols[0]), len(cols[2].split("|")))
+    notes = ["gold triples: SubgraphRAG's GPT-labelled relevant triples (names), not a full gold path set"]
+    skipped = 0
+    questions: list[EvalQuestion] = []
+    for rec in records:
+        answers = tuple(str(a) for a in rec.get("answer") or [])
+        if not answers:
+            skipped += 1
+            continue
+        text = str(rec["RawQuestion"])
+        topics = tuple((str(k), str(v)) for k, v in dict(rec.get("topic_entity") or {}).items())
+        questions.append(EvalQuestion(id=str(rec["QuestionId"]), dataset="webqsp", split="test",
+                                      question=text, answers=answers, hops=chains.get(_question_key(text)),
+                                      topic_entities=topics))
+    questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
+    triples = _gpt_triples(root / "subgraphrag_gpt_triples_webqsp_test.json")
+    if triples is None:
+        notes = ["no subgraphrag_gpt_triples_webqsp_test.json: evidence triple recall not computed"]
+    return Dataset("webqsp", "test", root, questions, notes,
+                   {"no gold answer": skipped} if skipped else {},
+                   (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None))
+
+
+def read_cwq(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
+    path = root / "cwq_test_tog.json"
+    if not path.is_file():
+        raise KgqaError(f"CWQ file not found: {path}")
+    records = _load_json_records(path)
+    mids: dict[str, tuple[str, ...]] = {}
+    original = root / "ComplexWebQuestions_test.json"
+    if original.is_file():
+        for rec in _load_json_records(original):
+            mids[str(rec["ID"])] = tuple(str(a) for a in rec.get("answer") or [])
+    notes = ["gold answers: ToG's one answer name per question (the original mids are kept as answer_ids)",
+             "gold triples: SubgraphRAG's GPT-labelled relevant triples (names), not a full gold path set"]
+    skipped = 0
+    questions: list[EvalQuestion] = []
+    for rec in records:
+        raw_answer = rec.get("answer")
+        answers = tuple(str(a) for a in raw_answer) if isinstance(raw_answer, list) else (
+            (str(raw_answer),) if raw_answer else ())
+        if not answers:
+            skipped += 1
+            continue
+        qid = str(rec["ID"])
+        topics = tuple((str(k), str(v)) for k, v in dict(rec.get("topic_entity") or {}).items())
+        questions.append(EvalQuestion(id=qid, dataset="cwq", split="test", question=str(rec["question"]),
+                                      answers=answers,
+                                      qtype=str(rec.get("compositionality_type") or "") or None,
+                                      topic_entities=topics, answer_ids=mids.get(qid, ())))
+    questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
+    triples = _gpt_triples(root / "subgraphrag_gpt_triples_cwq_test.json")
+    if triples is None:
+        notes[-1] = "no subgraphrag_gpt_triples_cwq_test.json: evidence triple recall not computed"
+    return Dataset("cwq", "test", root, questions, notes, {"no gold answer": skipped} if skipped else {},
+                   (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None))

@@ -1,0 +1,433 @@
+"""``run_eval``: answer every question, append one JSON line per question, then write the report.
+
+Resumable: the per-question JSONL is append-only and flushed after every question. Its first line records
+the settings that make results comparable (dataset, split, method, llm, k, kg); a rerun with the same
+settings skips the question ids already there (errored ones too, unless ``retry_errors``) and the report is
+always rebuilt from the whole file at the end. A record for an id written later supersedes an earlier one.
+
+An exception on one question is recorded (type, message, the last lines of the traceback) and the run goes
+on; a lost database connection stops the run, since every further question would fail the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sys
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kgqa.evaluation.adapter import Answered, AnswerFn, canonical, make_answer_fn
+from kgqa.evaluation.datasets import Dataset, EvalQuestion, load_dataset
+from kgqa.evaluation.metrics import evidence_answer_recall, evidence_triple_recall, score_answers
+from kgqa.evaluation.report import machine_info, render_markdown, summarize, versions
+from kgqa.graph.errors import KgqaError
+
+REPORT_FORMAT = 1
+IDENTITY = ("dataset", "split", "method", "llm", "k", "kg")
+DEFAULT_KG = {"metaqa": "metaqa", "webqsp": "freebase", "cwq": "freebase"}
+DEFAULT_METHOD = {"metaqa": "sgrag", "webqsp": "subgraphrag", "cwq": "subgraphrag"}
+MAX_CONSECUTIVE_ERRORS = 50
+MAX_STORED_METADATA_ITEMS = 50
+
+
+@dataclass
+class EvalConfig:
+    dataset: str
+    split: str = "test"
+    hops: tuple[int, ...] | None = None
+    limit: int | None = None
+    method: str | None = None
+    llm: str = "none"
+    k: int = 100
+    kg: str | None = None
+    path: Path | None = None
+    out: Path | None = None
+    resume: bool = True
+    retry_errors: bool = False
+    seed: int = 0
+    progress: bool = True
+    chart: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.method = canonical(self.method or DEFAULT_METHOD.get(self.dataset, "sgrag"))
+        self.kg = self.kg or DEFAULT_KG.get(self.dataset, self.dataset)
+        self.llm = (self.llm or "none").strip() or "none"
+        if self.k < 1:
+            raise KgqaError(f"--k must be at least 1, got {self.k}")
+
+    @property
+    def report_path(self) -> Path:
+        if self.out is not None:
+            return Path(self.out)
+        llm = "extractive" if self.llm.lower() in ("none", "extractive") else self.llm.replace("/", "_")
+        method = str(self.method).replace(":", "_").replace("/", "_")
+        return Path("eval-results") / f"{self.dataset}-{self.split}-{method}-{llm}-k{self.k}.json"
+
+    def output_paths(self) -> dict[str, Path]:
+        base = self.report_path
+        return {"report": base, "jsonl": base.with_suffix(".jsonl"), "markdown": base.with_suffix(".md"),
+                "chart": base.with_suffix(".png")}
+
+    def identity(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "split": self.split, "method": self.method, "llm": self.llm,
+                "k": self.k, "kg": self.kg}
+
+    def command(self) -> str:
+        parts = ["kgqa", "eval", self.dataset, "--split", self.split]
+        if self.hops:
+            parts += ["--hops", ",".join(str(h) for h in self.hops)]
+        if self.limit is not None:
+            parts += ["--limit", str(self.limit)]
+        parts += ["--method", str(self.method), "--llm", self.llm, "--k", str(self.k), "--kg", str(self.kg)]
+        if self.path is not None:
+            parts += ["--path", str(self.path)]
+        if self.seed != 0:
+            parts += ["--seed", str(self.seed)]
+        parts += ["--out", str(self.report_path)]
+        return " ".join(parts)
+
+
+# --- the per-question JSONL ---------------------------------------------------------------------------------
+
+def read_jsonl(path: Path) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
+    """(header, records by id, last one wins); unreadable lines (a write cut off by a crash) are ignored."""
+    header: dict[str, Any] | None = None
+    records: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return None, records
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(item, dict):
+                continue
+            if item.get("kind") == "run" and header is None:
+                header = item
+            elif item.get("kind") == "question" and "id" in item:
+                records[str(item["id"])] = item
+    return header, records
+
+
+class _Appender:
+    def __init__(self, path: Path, fresh: bool) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not fresh and path.is_file() and path.stat().st_size > 0:
+            with path.open("rb") as handle:
+                handle.seek(-1, 2)
+                needs_newline = handle.read(1) != b"\n"
+            self.handle = path.open("a", encoding="utf-8")
+            if needs_newline:  # the last write was cut off; start on a line of our own
+                self.handle.write("\n")
+        else:
+            self.handle = path.open("w", encoding="utf-8")
+
+    def write(self, item: Mapping[str, Any]) -> None:
+        self.handle.write(json.dumps(item, ensure_ascii=False, default=str) + "\n")
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+# --- one question -------------------------------------------------------------------------------------------
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if depth > 4:
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, depth + 1) for k, v in list(value.items())[:MAX_STORED_METADATA_ITEMS]}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v, depth + 1) for v in list(value)[:MAX_STORED_METADATA_ITEMS]]
+    return str(value)
+
+
+def build_record(q: EvalQuestion, gold_triples: list[tuple[str, str, str]] | None, answered: Answered | None,
+                 error: BaseException | None = None, elapsed_ms: float | None = None) -> dict[str, Any]:
+    """The JSONL record of one question, metrics included (zeros when it failed)."""
+    record: dict[str, Any] = {
+        "kind": "question", "id": q.id, "question": q.question, "hops": q.hops, "qtype": q.qtype,
+        "gold": list(q.answers), "answer_ids": list(q.answer_ids) or None,
+        "relation_path": list(q.relation_path) if q.relation_path else None,
+        "n_gold_triples": len(gold_triples) if gold_triples is not None else None,
+    }
+    answers: list[str] = []
+    triplets: list[list[str]] = []
+    raw_text: str | None = None
+    if answered is not None:
+        ev, ans = answered.evidence, answered.answer
+        answers = [str(a) for a in ans.answers]
+        triplets = [[str(x) for x in t] for t in ev.triplets]
+        explanation = getattr(ans, "explanation", {}) or {}
+        raw_text = explanation.get("raw_output") if isinstance(explanation.get("raw_output"), str) else None
+        record.update({
+            "answers": answers, "answer_scores": [float(s) for s in ans.scores],
+            "raw_output": raw_text,
+            "topic_entities": [{"id": e.id, "name": e.name, "score": e.score, "how": e.how}
+                               for e in ev.topic_entities],
+            "triplets": triplets,
+            "n_paths": len(ev.paths),
+            "evidence_metadata": _jsonable(ev.metadata),
+            "answer_explanation": _jsonable({k: v for k, v in explanation.items()
+                                             if k not in ("raw_output", "evidence")}),
+            "latency_ms": {k: round(v, 3) for k, v in answered.latency_ms.items()},
+            "error": None,
+        })
+    else:
+        record.update({"answers": [], "answer_scores": [], "raw_output": None, "topic_entities": [],
+                       "triplets": [], "latency_ms": {"total": round(elapsed_ms or 0.0, 3)}})
+    if error is not None:
+        message = str(error).splitlines()[0] if str(error) else ""
+        record["error"] = f"{type(error).__name__}: {message}".strip().rstrip(":")
+        record["traceback"] = traceback.format_exception(error)[-3:]
+    metrics: dict[str, Any] = score_answers(answers, q.answers, raw_text).to_dict()
+    metrics["evidence_answer_recall"] = evidence_answer_recall(q.answers, triplets)
+    metrics["evidence_triple_recall"] = evidence_triple_recall(gold_triples, triplets)
+    record["metrics"] = metrics
+    if gold_triples:
+        have = {(h, r, t) for h, r, t in triplets}
+        record["gold_triples_missing"] = [list(t) for t in gold_triples if t not in have][:20]
+    return record
+
+
+def _fatal(exc: BaseException) -> bool:
+    try:
+        from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, ServiceUnavailable | SessionExpired | AuthError)
+
+
+# --- the run ------------------------------------------------------------------------------------------------
+
+def _seed(seed: int) -> dict[str, Any]:
+    import os
+
+    random.seed(seed)
+    seeds: dict[str, Any] = {"seed": seed, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED")}
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+        seeds["numpy"] = seed
+    except ImportError:  # pragma: no cover
+        pass
+    if "torch" in sys.modules:  # seed torch only when a retriever already brought it in
+        sys.modules["torch"].manual_seed(seed)
+        seeds["torch"] = seed
+    return seeds
+
+
+def _topics_for(driver: Any, kg: str, q: EvalQuestion) -> list[Any] | None:
+    """The dataset's given topic entities that exist in the KG (WebQSP/CWQ); None lets the retriever link."""
+    if q.dataset == "metaqa" or not q.topic_entities or driver is None:
+        return None
+    from kgqa.retrieve.evidence import LinkedEntity
+
+    ids = [form for mid, _ in q.topic_entities
+           for form in (mid, "/" + mid.replace(".", "/", 1), f"http://rdf.freebase.com/ns/{mid}")]
+    names = [name for _, name in q.topic_entities]
+    rows = driver.execute_query(
+        "MATCH (e:Entity {kg: $kg}) WHERE e.id IN $ids RETURN e.id AS id, e.name AS name "
+        "UNION MATCH (e:Entity {kg: $kg}) WHERE e.name IN $names RETURN e.id AS id, e.name AS name",
+        kg=kg, ids=ids, names=names).records
+    found = [LinkedEntity(id=str(r["id"]), name=str(r["name"]), score=1.0, how="given") for r in rows]
+    return found or None
+
+
+def _check_kg(driver: Any, kg: str) -> dict[str, Any]:
+    rows = driver.execute_query("MATCH (e:Entity {kg: $kg}) RETURN e.id AS id LIMIT 1", kg=kg).records
+    if not rows:
+        raise KgqaError(f"KG {kg!r} is not loaded (no entities); load it with `kgqa load` "
+                        "or pick one with --kg")
+    try:
+        info = driver.execute_query("MATCH (k:KG {name: $kg}) RETURN properties(k) AS p", kg=kg).records
+    except Exception:
+        return {}
+    if not info:
+        return {}
+    return {k: v for k, v in dict(info[0]["p"]).items() if isinstance(v, str | int | float | bool)}
+
+
+class _Progress:
+    def __init__(self, total: int, done: int, hits: float, enabled: bool, label: str) -> None:
+        self.hits, self.count = hits, done
+        self.bar: Any = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=done, desc=label, unit="q", file=sys.stderr,
+                            dynamic_ncols=True, mininterval=0.5, smoothing=0.05)
+            self._postfix()
+
+    def _postfix(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"Hits@1 {self.hits / self.count:.3f}" if self.count else "Hits@1 –",
+                                     refresh=False)
+
+    def update(self, hits1: float) -> None:
+        self.hits += hits1
+        self.count += 1
+        if self.bar is not None:
+            self._postfix()
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn | None = None,
+             dataset: Dataset | None = None) -> dict[str, Any]:
+    """Evaluate ``config``; returns the report (also written as JSON, Markdown and PNG next to the JSONL)."""
+    began = time.perf_counter()
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    # Server notifications (say, an unknown property in some query) would be logged once per question and
+    # bury the progress bar; they are not evaluation results.
+    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    data = dataset or load_dataset(config.dataset, config.split, config.path, config.hops, config.limit,
+                                   config.seed)
+    paths = config.output_paths()
+    header, previous = read_jsonl(paths["jsonl"]) if config.resume else (None, {})
+    if header is not None and header.get("config") != config.identity():
+        raise KgqaError(f"{paths['jsonl']} holds results for different settings ({header.get('config')}); "
+                        "use --no-resume to start over or --out for another file")
+    if config.retry_errors:
+        previous = {qid: rec for qid, rec in previous.items() if not rec.get("error")}
+
+    own_driver = driver is None and answer_fn is None
+    if own_driver:
+        from kgqa.graph.connection import open_driver
+
+        driver = open_driver()
+    try:
+        kg_info = _check_kg(driver, str(config.kg)) if driver is not None else {}
+        if answer_fn is None:
+            answer_fn = make_answer_fn(driver, str(config.method), str(config.kg), config.llm, config.k)
+        seeds = _seed(config.seed)  # after the method is built, so that torch is seeded if it brought it in
+        wanted = {q.id for q in data.questions}
+        todo = [q for q in data.questions if q.id not in previous]
+        done_hits = sum(float(r["metrics"]["hits1"]) for qid, r in previous.items() if qid in wanted)
+        appender = _Appender(paths["jsonl"], fresh=header is None)
+        if header is None:
+            appender.write({"kind": "run", "config": config.identity(), "started": started,
+                            "command": config.command()})
+        progress = _Progress(len(data.questions), len(data.questions) - len(todo), done_hits, config.progress,
+                             f"{config.dataset} {config.split} {config.method}")
+        consecutive_errors = 0
+        try:
+            for q in todo:
+                gold = data.gold_triples(q)
+                t0 = time.perf_counter()
+                try:
+                    answered = answer_fn(q.question, _topics_for(driver, str(config.kg), q))
+                    record = build_record(q, gold, answered)
+                    consecutive_errors = 0
+                except Exception as exc:  # one question's failure is data, not the end of the run
+                    if _fatal(exc):
+                        raise
+                    record = build_record(q, gold, None, exc, (time.perf_counter() - t0) * 1000)
+                    consecutive_errors += 1
+                appender.write(record)
+                previous[q.id] = record
+                progress.update(float(record["metrics"]["hits1"]))
+                if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                    raise KgqaError(f"{consecutive_errors} questions in a row failed "
+                                    f"(last: {record['error']}); stopping. "
+                                    "Fix the cause and rerun with --retry-errors")
+        finally:
+            progress.close()
+            appender.close()
+        records = [previous[q.id] for q in data.questions if q.id in previous]
+        report: dict[str, Any] = {
+            "kgqa_eval_report": REPORT_FORMAT,
+            "config": config.identity() | {"hops": list(config.hops) if config.hops else None,
+                                           "limit": config.limit, "path": str(data.path)},
+            "command": config.command(),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "n_questions": len(data.questions),
+            "n_done": len(records),
+            "complete": len(records) == len(data.questions),
+            "resumed_from": len(data.questions) - len(todo),
+            "wall_seconds": round(time.perf_counter() - began, 2),
+            **summarize(records),
+            "dataset": {"name": data.name, "split": data.split, "path": str(data.path),
+                        "skipped": data.skipped},
+            "notes": list(data.notes),
+            "kg_info": kg_info,
+            "seeds": seeds,
+            "versions": versions(driver),
+            "machine": machine_info(),
+            "outputs": {k: str(v) for k, v in paths.items()},
+        }
+    finally:
+        if own_driver and driver is not None:
+            driver.close()
+    write_outputs(report, paths, chart=config.chart)
+    if config.split == "dev":
+        record_ranking(report)
+    return report
+
+
+def record_ranking(report: Mapping[str, Any], path: Path | None = None) -> Path | None:
+    """Rank the methods by dev Hits@1 for ``kgqa ask --method auto`` (KGQA_HOME/method-ranking.json).
+
+    Only dev runs of the project's own methods count (never test: nothing is tuned on it); per method the run
+    over the most questions is kept. Returns the file written, or None when this run does not qualify.
+    """
+    from kgqa.evaluation.adapter import known_methods
+    from kgqa.graph.config import kgqa_home
+
+    cfg = report["config"]
+    method = str(cfg["method"])
+    if cfg["split"] != "dev" or method not in known_methods() or report["metrics"].get("hits1") is None:
+        return None
+    path = path or kgqa_home() / "method-ranking.json"
+    try:
+        current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        current = {}
+    scores: dict[str, Any] = dict(current.get("scores") or {})
+    entry = {"hits1": report["metrics"]["hits1"], "n": report["n_done"], "dataset": cfg["dataset"],
+             "kg": cfg["kg"], "llm": cfg["llm"], "k": cfg["k"], "created": report["created"],
+             "report": report["outputs"]["report"]}
+    previous = scores.get(method)
+    if previous is None or int(previous.get("n", 0)) <= entry["n"]:
+        scores[method] = entry
+    ranking = sorted(scores, key=lambda m: (-float(scores[m]["hits1"]), m))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"ranking": ranking, "scores": scores,
+                                "note": "written by `kgqa eval ... --split dev`; read by --method auto"},
+                               indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def write_outputs(report: dict[str, Any], paths: Mapping[str, Path], chart: bool = True) -> None:
+    paths["report"].parent.mkdir(parents=True, exist_ok=True)
+    paths["report"].write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n",
+                               encoding="utf-8")
+    paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
+    if chart:
+        from kgqa.evaluation.plots import render_chart, series_from_report
+
+        cfg = report["config"]
+        render_chart([series_from_report(report)], paths["chart"],
+                     f"kgqa eval {cfg['dataset']} {cfg['split']} — {cfg['method']}, llm {cfg['llm']}")
+
+
+def config_dict(config: EvalConfig) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}

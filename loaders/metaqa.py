@@ -1,0 +1,74 @@
+"""MetaQA's ``kb.txt``: one ``subject|relation|object`` triple per line; entity ids are their names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from kgqa.graph.errors import KgqaError
+from kgqa.loaders.inputs import open_dump
+from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
+from kgqa.loaders.records import Fact, Issue, Record
+
+DESCRIPTION = "a MetaQA kb.txt file (subject|relation|object per line)"
+KB_NAMES = ("kb_dedup.txt", "kb.txt")
+_RELATION = re.compile(r"^[^\s|]+$")
+
+
+def plan(paths: list[Path]) -> InputPlan:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = next((path / n for n in KB_NAMES if (path / n).is_file()), None)
+            if found is None:
+                raise KgqaError(f"no MetaQA KB in {path} (looked for {' or '.join(KB_NAMES)})")
+            files.append(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise KgqaError(f"file not found: {path}")
+    return InputPlan(
+        source="metaqa",
+        format="metaqa-kb",
+        files=[InputFile(f, parse_kb, DESCRIPTION) for f in files],
+        default_kg="metaqa",
+        default_name=identity,
+        relation_text=words,
+    )
+
+
+def parse_kb(path: Path, ctx: ParseContext) -> Iterator[Record]:
+    every = ctx.tick_every()
+    with open_dump(path) as (stream, counter):
+        for number, raw in enumerate(stream, start=1):
+            if number % every == 0:
+                ctx.on_bytes(counter.bytes_read)
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                ctx.sink.add(Issue(str(path), number, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
+                continue
+            if not line.strip():
+                continue
+            fact = _fact(line)
+            if isinstance(fact, str):
+                ctx.sink.add(Issue(str(path), number, fact))
+                continue
+            ctx.sink.good()
+            yield fact
+        ctx.on_bytes(counter.bytes_read)
+
+
+def _fact(line: str) -> Fact | str:
+    parts = line.split("|")
+    if len(parts) != 3:
+        return f"expected 3 fields separated by '|', found {len(parts)}"
+    head, relation, tail = parts
+    if not head.strip():
+        return "empty subject"
+    if not tail.strip():
+        return "empty object"
+    if not _RELATION.match(relation):
+        return f"invalid relation name {relation!r}"
+    return Fact(head, relation, tail)

@@ -1,0 +1,383 @@
+"""``load()`` and ``build_indexes()``: the library behind `kgqa load` and `kgqa index`.
+
+A load reads its input plan (which files, which parser), writes the triples (online or bulk), then runs the
+finishing steps shared by both paths: relation nodes with counts, embeddings, indexes ONLINE, and the :KG node
+marked complete with counts read back from the graph.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neo4j import Driver
+
+from kgqa.graph import config
+from kgqa.graph.cypher import render
+from kgqa.graph.errors import KgqaError
+from kgqa.loaders import dbpedia, freebase, metaqa
+from kgqa.loaders.embeddings import Embedder, embed_kg
+from kgqa.loaders.inputs import fingerprint
+from kgqa.loaders.kgs import kg_info, live_counts
+from kgqa.loaders.plan import InputPlan, ParseContext
+from kgqa.loaders.progress import Progress
+from kgqa.loaders.records import Issue, IssueSink, ParseStats, Record
+from kgqa.loaders.schema import await_indexes, ensure_schema
+
+SOURCES: dict[str, Callable[[list[Path]], InputPlan]] = {
+    "metaqa": metaqa.plan,
+    "freebase": freebase.plan,
+    "dbpedia": dbpedia.plan,
+}
+LOADER_VERSION = "1"  # part of the fingerprint: bump when the same input would now give a different graph
+_KG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+
+@dataclass
+class LoadOptions:
+    source: str
+    paths: list[Path]
+    kg: str | None = None
+    bulk: bool = False
+    strict: bool = False
+    force: bool = False
+    batch_size: int = 5000
+    embeddings: bool = True
+
+
+@dataclass
+class LoadSummary:
+    kg: str
+    source: str
+    format: str
+    mode: str
+    paths: list[str]
+    status: str = "complete"
+    entities: int = 0
+    relationships: int = 0
+    relations: int = 0
+    facts_read: int = 0
+    labels_read: int = 0
+    skipped: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    labels_without_facts: int = 0
+    embedded_entities: int = 0
+    embedded_relations: int = 0
+    embedding_model: str | None = None
+    seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+    already_loaded: bool = False
+    issues: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_input(source: str, paths: list[Path]) -> InputPlan:
+    if source not in SOURCES:
+        raise KgqaError(f"unknown source {source!r} (one of {', '.join(SOURCES)})")
+    if not paths:
+        raise KgqaError("no input: give --path")
+    return SOURCES[source]([Path(p).expanduser() for p in paths])
+
+
+def check_kg_name(kg: str) -> str:
+    if not _KG_NAME.match(kg):
+        raise KgqaError(f"invalid KG name {kg!r}: use letters, digits, '_', '.' or '-' (at most 64)")
+    return kg
+
+
+def load(options: LoadOptions, progress: Progress | None = None,
+         on_issue: Callable[[Issue], None] | None = None, embedder: Embedder | None = None,
+         driver: Driver | None = None) -> LoadSummary:
+    """Loads one KG. ``driver`` defaults to the configured server; the bulk path always uses the managed
+    local one. ``embedder`` replaces the sentence-transformers model (tests)."""
+    began = time.monotonic()
+    plan = plan_input(options.source, options.paths)
+    kg = check_kg_name(options.kg or plan.default_kg)
+    model = _model_name() if options.embeddings else None
+    summary = LoadSummary(kg=kg, source=plan.source, format=plan.format,
+                          mode="bulk" if options.bulk else "online", paths=[str(p) for p in plan.paths],
+                          notes=list(plan.notes), embedding_model=model)
+    print_to = progress or Progress(enabled=False)
+    digest = fingerprint(plan.paths, extra=f"{plan.source}|{plan.format}|{LOADER_VERSION}|{model}")
+    sink = IssueSink(strict=options.strict, on_issue=on_issue)
+    stats = ParseStats()
+    if options.bulk:
+        previous = _bulk_load(options, plan, summary, sink, stats, print_to, digest)
+    else:
+        previous = _online_load(options, plan, summary, sink, stats, print_to, digest, driver)
+    if summary.already_loaded:
+        summary.seconds = time.monotonic() - began
+        return summary
+    assert previous is not None
+    _summarise_parse(summary, sink, stats)
+    return _finish_with(options, plan, summary, previous, digest, print_to, embedder, began, driver)
+
+
+def _summarise_parse(summary: LoadSummary, sink: IssueSink, stats: ParseStats) -> None:
+    summary.skipped = sink.count
+    summary.issues = [str(i) for i in sink.kept[:50]]
+    summary.dropped = dict(stats.dropped.most_common())
+    summary.facts_read = stats.facts
+    summary.labels_read = stats.labels
+
+
+@dataclass
+class _Previous:
+    """What the KG looked like before this load (None fields when it is new)."""
+
+    embedding_model: str | None
+    labels_without_facts: int = 0
+
+
+def _online_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink: IssueSink,
+                 stats: ParseStats, progress: Progress, digest: str,
+                 driver: Driver | None) -> _Previous | None:
+    from kgqa.loaders.online import OnlineWriter
+
+    with _driver(driver) as drv:
+        ensure_schema(drv, _dimensions())
+        existing = kg_info(drv, summary.kg)
+        if _skip_if_loaded(existing, summary, options, digest):
+            return None
+        previous = _Previous(existing.get("embedding_model") if existing else None)
+        _begin(drv, summary, plan)
+        writer = OnlineWriter(drv, summary.kg, plan.default_name, batch_size=options.batch_size,
+                              spool_dir=_scratch_dir())
+        try:
+            t0 = time.monotonic()
+            _parse_all(plan, sink, stats, writer.add, progress)
+            writer.flush()
+            summary.phases["parse_and_write"] = time.monotonic() - t0
+            t0 = time.monotonic()
+            previous.labels_without_facts = writer.apply_labels(progress)
+            summary.phases["names"] = time.monotonic() - t0
+        finally:
+            writer.close()
+        return previous
+
+
+def _bulk_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink: IssueSink,
+               stats: ParseStats, progress: Progress, digest: str) -> _Previous | None:
+    from kgqa.graph.server import ManagedServer
+    from kgqa.loaders.bulk import BulkStager, neo4j_import, prepare
+
+    if config.external_server() is not None:
+        raise KgqaError("--bulk imports with neo4j-admin into the managed local server, but NEO4J_URI points "
+                        "at another server: load it without --bulk")
+    server = ManagedServer()
+    if server.pid() is None:
+        progress.log("kgqa: starting the local Neo4j")
+        server.start()
+    with _driver(None) as drv:
+        existing = kg_info(drv, summary.kg)
+        if _skip_if_loaded(existing, summary, options, digest):
+            return None
+        record = drv.execute_query(render("load/other_content"), kg=summary.kg).records[0]
+        if record["kgs"] or record["foreign"]:
+            held = ", ".join(sorted(record["kgs"])) or "nodes that belong to no KG"
+            raise KgqaError(f"--bulk imports into an empty database (neo4j-admin replaces it), but it "
+                            f"holds {held}; load without --bulk, or use a separate KGQA_HOME for the bulk "
+                            "import")
+    staging = staging_dir(summary.kg)
+    try:
+        stager = BulkStager(staging)
+        t0 = time.monotonic()
+        try:
+            _parse_all(plan, sink, stats, stager.add, progress)
+        finally:
+            stager.close()
+        summary.phases["parse_and_stage"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        files = prepare(staging, summary.kg, plan.default_name, progress)
+        summary.phases["sort_and_csv"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        with progress.step("neo4j-admin import"):
+            server.stop()
+            try:
+                done = neo4j_import(server.admin, files, staging / "import.report")
+            finally:
+                server.start()
+        summary.phases["import"] = time.monotonic() - t0
+        summary.notes.append(f"neo4j-admin: {done}")
+    finally:
+        if not os.environ.get("KGQA_KEEP_STAGING"):
+            shutil.rmtree(staging, ignore_errors=True)
+    with _driver(None) as drv:
+        ensure_schema(drv, _dimensions())
+        _begin(drv, summary, plan)
+    return _Previous(None, files.labels_without_facts)
+
+
+def _skip_if_loaded(existing: dict[str, Any] | None, summary: LoadSummary, options: LoadOptions,
+                    digest: str) -> bool:
+    if existing is None:
+        return False
+    if existing.get("source") not in (None, summary.source):
+        raise KgqaError(f"KG {summary.kg!r} already holds a {existing['source']} graph; "
+                        f"choose another name with --kg")
+    if existing.get("status") == "complete" and existing.get("fingerprint") == digest and not options.force:
+        summary.already_loaded = True
+        summary.status = "complete"
+        for key in ("entities", "relationships", "relations", "skipped"):
+            setattr(summary, key, int(existing.get(key) or 0))
+        summary.embedding_model = existing.get("embedding_model")
+        summary.notes.append("already loaded from the same input: nothing to do (--force reloads)")
+        return True
+    return False
+
+
+def _begin(driver: Driver, summary: LoadSummary, plan: InputPlan) -> None:
+    driver.execute_query(render("load/begin_kg"), kg=summary.kg, source=plan.source, format=plan.format,
+                         path=", ".join(summary.paths))
+
+
+def _parse_all(plan: InputPlan, sink: IssueSink, stats: ParseStats, add: Callable[[Record], None],
+               progress: Progress) -> None:
+    sizes = [f.path.stat().st_size for f in plan.files]
+    offset = 0
+    with progress.step("reading + writing", total=sum(sizes) or None, unit="triples") as step:
+        for input_file, size in zip(plan.files, sizes, strict=True):
+            sink.start_file(input_file.description)
+            base = offset
+
+            def on_bytes(n: int, base: int = base) -> None:
+                step.update(base + n, items=stats.facts)
+
+            ctx = ParseContext(sink=sink, stats=stats, on_bytes=on_bytes)
+            for record in input_file.parser(input_file.path, ctx):
+                if len(record) == 3:
+                    stats.facts += 1
+                else:
+                    stats.labels += 1
+                add(record)
+            sink.finish_file(str(input_file.path))
+            offset += size
+        step.update(offset, items=stats.facts, force=True)
+    if stats.facts == 0:
+        raise KgqaError("no facts found in " + ", ".join(str(p) for p in plan.paths)
+                        + (f" ({sink.count} malformed lines)" if sink.count else ""))
+
+
+def _finish_with(options: LoadOptions, plan: InputPlan, summary: LoadSummary, previous: _Previous,
+                 digest: str, progress: Progress, embedder: Embedder | None, began: float,
+                 driver: Driver | None) -> LoadSummary:
+    with _driver(driver if not options.bulk else None) as drv:
+        summary.labels_without_facts = previous.labels_without_facts
+        if previous.labels_without_facts:
+            summary.dropped["name of an entity without facts"] = previous.labels_without_facts
+        t0 = time.monotonic()
+        relations = _write_relations(drv, summary.kg, plan)
+        summary.phases["relations"] = time.monotonic() - t0
+        if options.embeddings:
+            model_changed = previous.embedding_model not in (None, summary.embedding_model)
+            report = embed_kg(drv, summary.kg, progress, missing_only=not model_changed, embedder=embedder)
+            summary.embedded_entities, summary.embedded_relations = report.entities, report.relations
+            summary.phases["embeddings"] = report.seconds
+        t0 = time.monotonic()
+        with progress.step("indexes online"):
+            await_indexes(drv)
+        summary.phases["indexes"] = time.monotonic() - t0
+        counts = live_counts(drv, summary.kg)
+        summary.entities, summary.relationships = counts["entities"], counts["relationships"]
+        summary.relations = len(relations)
+        summary.seconds = time.monotonic() - began
+        drv.execute_query(
+            render("load/finish_kg"), kg=summary.kg, entities=summary.entities,
+            relationships=summary.relationships, relations=summary.relations, skipped=summary.skipped,
+            dropped=json.dumps(summary.dropped), embedding_model=summary.embedding_model, fingerprint=digest,
+            seconds=round(summary.seconds, 2),
+        )
+    return summary
+
+
+def _write_relations(driver: Driver, kg: str, plan: InputPlan) -> list[str]:
+    records = driver.execute_query(render("load/relation_counts"), kg=kg).records
+    rows = [{"name": r["name"], "count": int(r["count"]), "text": plan.relation_text(r["name"])}
+            for r in records]
+    driver.execute_query(render("load/upsert_relations"), kg=kg, rows=rows)
+    names = [row["name"] for row in rows]
+    driver.execute_query(render("load/delete_stale_relations"), kg=kg, names=names)
+    return names
+
+
+# ----------------------------------------------------------------------------- kgqa index
+@dataclass
+class IndexReport:
+    kg: str
+    entities: int
+    relations: int
+    seconds: float
+    embedding_model: str
+
+
+def build_indexes(kg: str | None = None, missing_only: bool = False, progress: Progress | None = None,
+                  embedder: Embedder | None = None, driver: Driver | None = None) -> list[IndexReport]:
+    """Recomputes embeddings (all, or only the missing ones); makes sure every index exists and is ONLINE."""
+    print_to = progress or Progress(enabled=False)
+    reports = []
+    with _driver(driver) as drv:
+        ensure_schema(drv, _dimensions())
+        listed = drv.execute_query(render("load/list_kgs", one=False)).records
+        names = [kg] if kg else [r["name"] for r in listed]
+        if kg and kg_info(drv, kg) is None:
+            raise KgqaError(f"no KG named {kg!r} (see `kgqa kgs`)")
+        model = _model_name()
+        for name in names:
+            report = embed_kg(drv, name, print_to, missing_only=missing_only, embedder=embedder)
+            drv.execute_query(render("load/set_embedding_model"), kg=name, embedding_model=model)
+            reports.append(IndexReport(name, report.entities, report.relations, report.seconds, model))
+        with print_to.step("indexes online"):
+            await_indexes(drv)
+    return reports
+
+
+# ----------------------------------------------------------------------------- helpers
+@contextmanager
+def _driver(driver: Driver | None) -> Iterator[Driver]:
+    if driver is not None:
+        yield driver
+        return
+    from kgqa.graph.connection import open_driver
+
+    own = open_driver()
+    try:
+        yield own
+    finally:
+        own.close()
+
+
+def _model_name() -> str:
+    from kgqa.models import encoder
+
+    return encoder.model_name()
+
+
+def _dimensions() -> int:
+    from kgqa.models import encoder
+
+    return encoder.dimensions()
+
+
+def _scratch_dir() -> Path:
+    path = config.kgqa_home() / "tmp"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def staging_dir(kg: str) -> Path:
+    path = config.kgqa_home() / "bulk" / kg
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path

@@ -1,0 +1,62 @@
+"""An input plan: which files a load reads, with which parser, and how the KG names things."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgqa.loaders.records import IssueSink, ParseStats, Record
+
+
+@dataclass
+class ParseContext:
+    """What a parser needs besides its file: where to report issues and counts, and a progress callback."""
+
+    sink: IssueSink
+    stats: ParseStats
+    on_bytes: Callable[[int], None] = lambda _n: None  # raw bytes of the current file read so far
+
+    def tick_every(self) -> int:
+        return 4096
+
+
+Parser = Callable[[Path, ParseContext], Iterator[Record]]
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: Path
+    parser: Parser
+    description: str  # "a MetaQA kb.txt file (subject|relation|object)", used in wrong-format errors
+
+
+@dataclass(frozen=True)
+class InputPlan:
+    source: str  # metaqa | freebase | dbpedia
+    format: str  # metaqa-kb | freebase-rdf | fb15k | subgraphrag-json | dbpedia-rdf
+    files: list[InputFile]
+    default_kg: str
+    default_name: Callable[[str], str]  # the name of an entity that no label names
+    relation_text: Callable[[str], str]  # the readable text of a relation, for its embedding
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def paths(self) -> list[Path]:
+        return [f.path for f in self.files]
+
+
+def identity(value: str) -> str:
+    return value
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def words(name: str) -> str:
+    """Readable words of a relation name: 'directed_by' -> 'directed by', 'birthPlace' -> 'birth place',
+    'location.country.languages_spoken' -> 'location country languages spoken'."""
+    text = _CAMEL.sub(" ", name)
+    text = re.sub(r"[._/#:\-]+", " ", text)
+    return " ".join(text.split()).lower()

@@ -1,0 +1,98 @@
+"""What every parser yields, and how parsers report bad input.
+
+A parser turns one input file into a stream of :class:`Fact` (one KG triple between two entity ids)
+and :class:`Label` (a display name for an entity id). Lines it cannot read become :class:`Issue` objects
+sent to an :class:`IssueSink`; statements it reads but leaves out on purpose (literals, non-English names,
+schema statements) are counted per rule in :class:`ParseStats.dropped`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from kgqa.graph.errors import KgqaError
+
+
+class Fact(NamedTuple):
+    head: str
+    relation: str
+    tail: str
+
+
+class Label(NamedTuple):
+    entity: str
+    name: str
+
+
+Record = Fact | Label
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One malformed input line: where it is and why it was skipped."""
+
+    file: str
+    line: int | str  # a line number, or a position such as "WebQTest-12[3]" for JSON inputs
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.reason}"
+
+
+@dataclass
+class ParseStats:
+    facts: int = 0
+    labels: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+class IssueSink:
+    """Counts malformed lines, keeps the first few, stops at the first one in strict mode.
+
+    A file whose first ``probe`` records are all malformed is not the format the user named: that becomes one
+    clear error ("does not look like ...") instead of a flood of per-line warnings.
+    """
+
+    probe = 10
+
+    def __init__(self, strict: bool = False, on_issue: Callable[[Issue], None] | None = None,
+                 keep: int = 1000) -> None:
+        self.strict = strict
+        self.on_issue = on_issue
+        self.keep = keep
+        self.count = 0
+        self.kept: list[Issue] = []
+        self._good_in_file = 0
+        self._bad_in_file = 0
+        self._format = ""
+
+    def start_file(self, format_description: str) -> None:
+        self._good_in_file = 0
+        self._bad_in_file = 0
+        self._format = format_description
+
+    def good(self) -> None:
+        self._good_in_file += 1
+
+    def add(self, issue: Issue) -> None:
+        self._bad_in_file += 1
+        if self._good_in_file == 0 and self._bad_in_file >= self.probe and self._format:
+            raise KgqaError(f"{issue.file} does not look like {self._format}: the first {self.probe} "
+                            f"lines are unreadable (line {issue.line}: {issue.reason})")
+        if self.strict:
+            raise KgqaError(f"{issue} (--strict stops at the first malformed line)")
+        self.count += 1
+        if len(self.kept) < self.keep:
+            self.kept.append(issue)
+        if self.on_issue is not None:
+            self.on_issue(issue)
+
+    def finish_file(self, path: str) -> None:
+        """A file with bad lines and not one good one is the wrong format, however short it is."""
+        if self._good_in_file == 0 and self._bad_in_file > 0 and self._format:
+            first = next((i for i in reversed(self.kept) if i.file == path), None)
+            detail = f" (line {first.line}: {first.reason})" if first else ""
+            raise KgqaError(f"{path} does not look like {self._format}: no line could be read{detail}")

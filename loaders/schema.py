@@ -1,0 +1,45 @@
+"""Constraints and indexes of the graph model, shared by all KGs in the database."""
+
+from __future__ import annotations
+
+from neo4j import Driver
+
+from kgqa.graph.cypher import render
+from kgqa.graph.errors import KgqaError
+
+CONSTRAINTS = ("kg_name", "entity_key", "relation_key")
+INDEXES = ("entity_kg_name", "entity_name")
+VECTOR_INDEXES = ("entity_embedding", "relation_embedding")
+ALL = CONSTRAINTS + INDEXES + VECTOR_INDEXES
+
+
+def ensure_schema(driver: Driver, dimensions: int) -> None:
+    """Creates whatever is missing (idempotent); a vector index of other dimensions is an error."""
+    for name in CONSTRAINTS + INDEXES:
+        driver.execute_query(render(f"schema/{name}"))
+    for name in VECTOR_INDEXES:
+        driver.execute_query(render(f"schema/{name}", dimensions=dimensions))
+    for row in index_states(driver):
+        if row["name"] in VECTOR_INDEXES:
+            config = (row.get("options") or {}).get("indexConfig", {})
+            existing = config.get("vector.dimensions")
+            if existing is not None and int(existing) != dimensions:
+                raise KgqaError(
+                    f"vector index {row['name']} has {existing} dimensions but the embedding model makes "
+                    f"{dimensions}; all KGs in a database share one model (set KGQA_EMBEDDING_MODEL)"
+                )
+
+
+def index_states(driver: Driver) -> list[dict[str, object]]:
+    records = driver.execute_query(render("schema/show"), names=list(ALL)).records
+    return [dict(r) for r in records]
+
+
+def await_indexes(driver: Driver, seconds: int = 900) -> dict[str, str]:
+    """Waits until the kgqa indexes are ONLINE; returns name -> state, raising if one FAILED."""
+    driver.execute_query(render("schema/await"), seconds=seconds)
+    states = {str(r["name"]): str(r["state"]) for r in index_states(driver)}
+    failed = [name for name, state in states.items() if state == "FAILED"]
+    if failed:
+        raise KgqaError(f"index population failed for {', '.join(failed)} (see the Neo4j debug log)")
+    return states

@@ -1,0 +1,426 @@
+package io.kgqa.procedures.subgraphrag;
+
+import io.kgqa.procedures.onnx.ModelCache;
+import io.kgqa.procedures.onnx.Onnx;
+import io.kgqa.procedures.text.TextFunctions;
+import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.Vectors;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.neo4j.graphdb.Label;
+import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.ResourceIterator;
+import org.neo4j.graphdb.Result;
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.logging.Log;
+import org.neo4j.procedure.Context;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Name;
+import org.neo4j.procedure.Procedure;
+
+/**
+ * The {@code kgqa.subgraphrag.*} namespace: SubgraphRAG retrieval inside the database.
+ *
+ * <p>{@code candidates} gives the candidate triples of some topic entities with their DDE codes (the
+ * Python trainer reads its training data through it, so training and inference share one DDE);
+ * {@code retrieve} embeds and links the question, scores every candidate with the trained ONNX model,
+ * and streams the top K.
+ */
+public class SubgraphRagProcedures {
+
+    public static final int DEFAULT_HOPS = 2;
+    public static final int MAX_HOPS = 6;
+    public static final int DEFAULT_MAX_CANDIDATES = 20_000;
+    public static final int LIMIT_MAX_CANDIDATES = 5_000_000;
+    public static final int DEFAULT_K = 100;
+    public static final String DEFAULT_MODEL = "default";
+
+    private static final Label KG = Label.label("KG");
+    private static final Label RELATION = Label.label("Relation");
+
+    private static final Set<String> CANDIDATE_KEYS = Set.of(
+            "hops", "maxCandidates", "includeSeed", "failOnTruncation", "forwardRounds", "reverseRounds");
+    private static final Set<String> RETRIEVE_KEYS = Set.of(
+            "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
+            "failOnTruncation");
+
+    @Context
+    public Transaction tx;
+
+    @Context
+    public Log log;
+
+    /** One row of {@code kgqa.subgraphrag.candidates}. Public fields: Neo4j maps them to YIELD columns. */
+    public static class Candidate {
+        public String head;
+        public String relation;
+        public String tail;
+        public String headId;
+        public String tailId;
+        /** [code(head) ‖ code(tail)], each [s0 (if includeSeed)] ‖ f1 ‖ f2 ‖ r1 ‖ r2 of 2 numbers. */
+        public List<Double> dde;
+
+        public Candidate(String head, String relation, String tail, String headId, String tailId, List<Double> dde) {
+            this.head = head;
+            this.relation = relation;
+            this.tail = tail;
+            this.headId = headId;
+            this.tailId = tailId;
+            this.dde = dde;
+        }
+    }
+
+    /** One row of {@code kgqa.subgraphrag.retrieve}. */
+    public static class ScoredTriple {
+        public String head;
+        public String relation;
+        public String tail;
+        public double score;
+        /** 1-based: 1 is the highest score. */
+        public long rank;
+
+        public ScoredTriple(String head, String relation, String tail, double score, long rank) {
+            this.head = head;
+            this.relation = relation;
+            this.tail = tail;
+            this.score = score;
+            this.rank = rank;
+        }
+    }
+
+    @Procedure(name = "kgqa.subgraphrag.candidates", mode = Mode.READ)
+    @Description("kgqa.subgraphrag.candidates(kg :: STRING, topicIds :: LIST<STRING>, config = {} :: MAP)"
+            + " :: (head, relation, tail, headId, tailId, dde :: LIST<FLOAT>) - SubgraphRAG's candidate triples:"
+            + " every relationship within `hops` undirected hops of the topic entities (Entity ids of KG kg),"
+            + " in breadth-first order, with its directional distance encoding dde = [code(head) ‖ code(tail)]."
+            + " An entity's code is [s0] ‖ f1 ‖ f2 ‖ r1 ‖ r2 (2 numbers each): s0 the one-hot [not-topic, topic],"
+            + " f(t+1) the mean of f(t) over in-edges (u->v), r(t+1) the mean of r(t) over out-edges, zeros when"
+            + " there are none, computed on the candidate subgraph. config: hops (default 2), maxCandidates"
+            + " (default 20000; beyond it the BFS is cut deterministically and a warning is logged, or with"
+            + " failOnTruncation: true an error is raised), includeSeed (default true), forwardRounds and"
+            + " reverseRounds (default 2).")
+    public Stream<Candidate> candidates(
+            @Name("kg") String kg,
+            @Name("topicIds") List<Object> topicIds,
+            @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        Options options = new Options(config, "config", CANDIDATE_KEYS);
+        int hops = options.integer("hops", DEFAULT_HOPS, 1, MAX_HOPS);
+        int maxCandidates = options.integer("maxCandidates", DEFAULT_MAX_CANDIDATES, 1, LIMIT_MAX_CANDIDATES);
+        boolean includeSeed = options.bool("includeSeed", true);
+        boolean failOnTruncation = options.bool("failOnTruncation", false);
+        int forward = options.integer("forwardRounds", Dde.DEFAULT_FORWARD_ROUNDS, 0, 8);
+        int reverse = options.integer("reverseRounds", Dde.DEFAULT_REVERSE_ROUNDS, 0, 8);
+        String kgName = requireKg(kg, "kg");
+        List<String> ids = requireStrings(topicIds, "topicIds");
+
+        EntityLinker linker = new EntityLinker(tx, kgName);
+        List<Node> topics = new ArrayList<>();
+        for (int i = 0; i < ids.size(); i++) {
+            Node node = linker.byId(ids.get(i));
+            if (node == null) {
+                throw new IllegalArgumentException("topicIds[" + i + "]: no entity with id '" + ids.get(i)
+                        + "' in KG '" + kgName + "'");
+            }
+            topics.add(node);
+        }
+
+        CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
+        double[][] codes = subgraph.entityCodes(forward, reverse, includeSeed);
+        String[] names = new String[subgraph.nodes.size()];
+        String[] entityIds = new String[subgraph.nodes.size()];
+        for (int v = 0; v < names.length; v++) {
+            Node node = subgraph.nodes.get(v);
+            entityIds[v] = String.valueOf(node.getProperty("id", ""));
+            names[v] = String.valueOf(node.getProperty("name", entityIds[v]));
+        }
+        return IntStream.range(0, subgraph.size()).mapToObj(i -> {
+            int h = subgraph.heads[i];
+            int t = subgraph.tails[i];
+            List<Double> dde = new ArrayList<>(codes[h].length * 2);
+            for (double x : codes[h]) {
+                dde.add(x);
+            }
+            for (double x : codes[t]) {
+                dde.add(x);
+            }
+            return new Candidate(names[h], subgraph.relationships.get(i).getType().name(), names[t],
+                    entityIds[h], entityIds[t], dde);
+        });
+    }
+
+    @Procedure(name = "kgqa.subgraphrag.retrieve", mode = Mode.READ)
+    @Description("kgqa.subgraphrag.retrieve(question :: STRING, config = {} :: MAP) :: (head, relation, tail,"
+            + " score, rank) - SubgraphRAG retrieval in the database: links the topic entities, embeds the"
+            + " question (ONNX encoder), collects the candidate triples within `hops` of the topic entities,"
+            + " scores each with the trained ONNX model over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ DDE], and streams"
+            + " the top k, highest score first (rank 1 = best). config: k (default 100, > 0); kg (default: the"
+            + " only or most recently loaded complete KG); model (default 'default', under"
+            + " <kgqa.models.dir>/subgraphrag/); topicEntities (names or ids; default: the question's"
+            + " [brackets], else full-text linking of its n-grams, longer exact names first); questionEmbedding"
+            + " (the question's vector; default: embedded in the database from the question without its"
+            + " brackets); hops, maxCandidates, includeSeed (defaults from the model's meta.json, else 2,"
+            + " 20000, true); failOnTruncation (default false).")
+    public Stream<ScoredTriple> retrieve(
+            @Name("question") String question,
+            @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        Options options = new Options(config, "config", RETRIEVE_KEYS);
+        int k = options.integer("k", DEFAULT_K, 1, Integer.MAX_VALUE);
+        String modelName = options.string("model", DEFAULT_MODEL);
+        List<String> topicTexts = options.strings("topicEntities");
+        if (question == null) {
+            throw new IllegalArgumentException("question must be a string, got null");
+        }
+        String kgName = options.has("kg") ? requireKg(options.string("kg", null), "config.kg") : defaultKg();
+
+        Onnx.requireRuntime();
+        try (ModelCache.Lease<ScorerModel> lease = ScorerModel.acquire(modelName)) {
+            ScorerModel model = lease.get();
+            int hops = options.integer("hops", model.hops != null ? model.hops : DEFAULT_HOPS, 1, MAX_HOPS);
+            int maxCandidates = options.integer("maxCandidates",
+                    model.maxCandidates != null ? model.maxCandidates : DEFAULT_MAX_CANDIDATES, 1, LIMIT_MAX_CANDIDATES);
+            boolean includeSeed = options.bool("includeSeed", model.includeSeed);
+            if (model.featureDim(includeSeed) != model.inputDim) {
+                throw new IllegalArgumentException("config.includeSeed: model '" + modelName + "' was trained with"
+                        + " include_seed " + model.includeSeed + " (input_dim " + model.inputDim + "); includeSeed "
+                        + includeSeed + " would give " + model.featureDim(includeSeed) + " features");
+            }
+            boolean failOnTruncation = options.bool("failOnTruncation", false);
+
+            float[] questionVector = options.vector("questionEmbedding", model.embeddingDim);
+            if (questionVector == null && question.isBlank()) {
+                throw new IllegalArgumentException("question must not be empty (or pass config.questionEmbedding"
+                        + " and config.topicEntities)");
+            }
+
+            List<Node> topics = linkTopics(question, topicTexts, kgName);
+            if (questionVector == null) {
+                questionVector = TextFunctions.embedText(EntityLinker.withoutBrackets(question), model.encoder);
+                if (questionVector.length != model.embeddingDim) {
+                    throw new IllegalStateException("text encoder '" + model.encoder + "' gives " + questionVector.length
+                            + " numbers but model '" + modelName + "' expects embedding_dim " + model.embeddingDim);
+                }
+            }
+
+            CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
+            if (subgraph.size() == 0) {
+                return Stream.empty();
+            }
+            float[] scores = score(model, subgraph, questionVector, includeSeed, kgName);
+            return topK(subgraph, scores, k).stream();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ pieces
+
+    private CandidateSubgraph collect(String kg, List<Node> topics, int hops, int maxCandidates, boolean failOnTruncation) {
+        CandidateSubgraph subgraph = CandidateSubgraph.collect(kg, topics, hops, maxCandidates);
+        if (subgraph.truncated) {
+            String message = "more than " + maxCandidates + " candidate triples within " + hops + " hops of "
+                    + topics.size() + " topic entities in KG '" + kg + "'";
+            if (failOnTruncation) {
+                throw new IllegalArgumentException("config.maxCandidates: " + message
+                        + "; raise maxCandidates or lower hops");
+            }
+            if (log != null) {
+                log.warn("kgqa.subgraphrag: " + message + "; kept the first " + maxCandidates
+                        + " in breadth-first order (config.maxCandidates)");
+            }
+        }
+        return subgraph;
+    }
+
+    private List<Node> linkTopics(String question, List<String> topicTexts, String kg) {
+        EntityLinker linker = new EntityLinker(tx, kg);
+        if (topicTexts != null) {
+            if (topicTexts.isEmpty()) {
+                throw new IllegalArgumentException("config.topicEntities must not be empty (omit it to link the question)");
+            }
+            return linker.resolveAll(topicTexts, "config.topicEntities");
+        }
+        List<String> bracketed = EntityLinker.bracketed(question);
+        if (!bracketed.isEmpty()) {
+            return linker.resolveAll(bracketed, "question [brackets]");
+        }
+        List<Node> linked = linker.linkFreeText(question, relationWords(kg));
+        if (linked.isEmpty()) {
+            throw new IllegalArgumentException("question: no topic entity of KG '" + kg + "' found in '" + question
+                    + "'; mark it with [brackets] or pass config.topicEntities");
+        }
+        return linked;
+    }
+
+    /** The words of the KG's relation names ("directed_by" -> directed, by): frame words, not entities. */
+    private Set<String> relationWords(String kg) {
+        Set<String> words = new HashSet<>();
+        try (ResourceIterator<Node> relations = tx.findNodes(RELATION, "kg", kg)) {
+            while (relations.hasNext()) {
+                Object name = relations.next().getProperty("name", null);
+                if (name instanceof String s) {
+                    for (String word : EntityLinker.normalize(s).split(" ")) {
+                        if (word.length() > 1) {
+                            words.add(word);
+                        }
+                    }
+                }
+            }
+        }
+        return words;
+    }
+
+    private float[] score(ScorerModel model, CandidateSubgraph subgraph, float[] question, boolean includeSeed,
+                          String kg) {
+        int dim = model.embeddingDim;
+        int nodeCount = subgraph.nodes.size();
+        float[][] entityVectors = new float[nodeCount][];
+        int missing = 0;
+        for (int v = 0; v < nodeCount; v++) {
+            float[] vector = Vectors.toFloats(subgraph.nodes.get(v).getProperty("embedding", null));
+            if (vector == null) {
+                missing++;
+            } else if (vector.length != dim) {
+                throw new IllegalStateException("entity '" + subgraph.nodes.get(v).getProperty("id", "?")
+                        + "' of KG '" + kg + "' has a " + vector.length + "-d embedding; model '" + model.name
+                        + "' expects " + dim);
+            }
+            entityVectors[v] = vector;
+        }
+        if (missing > 0 && log != null) {
+            log.warn("kgqa.subgraphrag: " + missing + " of " + nodeCount + " candidate entities of KG '" + kg
+                    + "' have no embedding; zeros used");
+        }
+
+        Map<String, float[]> relationVectors = new HashMap<>();
+        String[] types = new String[subgraph.size()];
+        for (int i = 0; i < types.length; i++) {
+            types[i] = subgraph.relationships.get(i).getType().name();
+            relationVectors.computeIfAbsent(types[i], type -> relationEmbedding(kg, type, dim));
+        }
+
+        double[][] codes = subgraph.entityCodes(model.forwardRounds, model.reverseRounds, includeSeed);
+        float[][] entityCodes = new float[nodeCount][];
+        for (int v = 0; v < nodeCount; v++) {
+            entityCodes[v] = new float[codes[v].length];
+            for (int j = 0; j < codes[v].length; j++) {
+                entityCodes[v][j] = (float) codes[v][j];
+            }
+        }
+        float[] zeros = new float[dim];
+        return model.score(subgraph.size(), (i, out) -> {
+            int h = subgraph.heads[i];
+            int t = subgraph.tails[i];
+            float[] relation = relationVectors.get(types[i]);
+            out.put(question);
+            out.put(entityVectors[h] != null ? entityVectors[h] : zeros);
+            out.put(relation != null ? relation : zeros);
+            out.put(entityVectors[t] != null ? entityVectors[t] : zeros);
+            out.put(entityCodes[h]);
+            out.put(entityCodes[t]);
+        });
+    }
+
+    /** The stored embedding of relation {@code type} in {@code kg}; null (zeros) when absent. */
+    private float[] relationEmbedding(String kg, String type, int dim) {
+        try (ResourceIterator<Node> it = tx.findNodes(RELATION, "kg", kg, "name", type)) {
+            if (!it.hasNext()) {
+                return null;
+            }
+            float[] vector = Vectors.toFloats(it.next().getProperty("embedding", null));
+            if (vector != null && vector.length != dim) {
+                throw new IllegalStateException("relation '" + type + "' of KG '" + kg + "' has a " + vector.length
+                        + "-d embedding; the model expects " + dim);
+            }
+            return vector;
+        }
+    }
+
+    /** The k best rows, highest score first; ties (and NaN, which sorts last) keep BFS order. */
+    private static List<ScoredTriple> topK(CandidateSubgraph subgraph, float[] scores, int k) {
+        Integer[] order = new Integer[scores.length];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> {
+            float sa = Float.isNaN(scores[a]) ? Float.NEGATIVE_INFINITY : scores[a];
+            float sb = Float.isNaN(scores[b]) ? Float.NEGATIVE_INFINITY : scores[b];
+            int byScore = Float.compare(sb, sa);
+            return byScore != 0 ? byScore : Integer.compare(a, b);
+        });
+        int count = Math.min(k, order.length);
+        List<ScoredTriple> rows = new ArrayList<>(count);
+        for (int r = 0; r < count; r++) {
+            int i = order[r];
+            Node head = subgraph.nodes.get(subgraph.heads[i]);
+            Node tail = subgraph.nodes.get(subgraph.tails[i]);
+            rows.add(new ScoredTriple(nameOf(head), subgraph.relationships.get(i).getType().name(), nameOf(tail),
+                    scores[i], r + 1));
+        }
+        return rows;
+    }
+
+    private static String nameOf(Node node) {
+        Object name = node.getProperty("name", null);
+        return name != null ? String.valueOf(name) : String.valueOf(node.getProperty("id", ""));
+    }
+
+    /** Checks that a KG of that name is loaded. */
+    private String requireKg(String kg, String where) {
+        if (kg == null || kg.isBlank()) {
+            throw new IllegalArgumentException(where + " must be the name of a loaded KG, got "
+                    + (kg == null ? "null" : "an empty string"));
+        }
+        boolean loaded;
+        try (ResourceIterator<Node> found = tx.findNodes(KG, "name", kg)) {
+            loaded = found.hasNext();
+        }
+        if (!loaded) {
+            throw new IllegalArgumentException(where + ": no knowledge graph named '" + kg + "' is loaded"
+                    + knownKgs());
+        }
+        return kg;
+    }
+
+    /** The only KG, else the most recently loaded one with status 'complete' (as cypher_templates/kg/resolve). */
+    private String defaultKg() {
+        try (Result result = tx.execute("MATCH (k:KG) RETURN k.name AS name "
+                + "ORDER BY CASE k.status WHEN 'complete' THEN 0 ELSE 1 END, k.loaded_at DESC LIMIT 1")) {
+            if (!result.hasNext()) {
+                throw new IllegalArgumentException("config.kg: no knowledge graph is loaded; run `kgqa load` first");
+            }
+            return String.valueOf(result.next().get("name"));
+        }
+    }
+
+    private String knownKgs() {
+        List<String> names = new ArrayList<>();
+        try (ResourceIterator<Node> it = tx.findNodes(KG)) {
+            while (it.hasNext()) {
+                names.add(String.valueOf(it.next().getProperty("name", "?")));
+            }
+        }
+        return names.isEmpty() ? " (none is loaded)" : " (loaded: " + String.join(", ", names.stream().sorted().toList()) + ")";
+    }
+
+    private static List<String> requireStrings(List<Object> values, String where) {
+        if (values == null || values.isEmpty()) {
+            throw new IllegalArgumentException(where + " must be a non-empty list of entity ids, got "
+                    + (values == null ? "null" : "an empty list"));
+        }
+        List<String> out = new ArrayList<>(values.size());
+        for (int i = 0; i < values.size(); i++) {
+            if (!(values.get(i) instanceof String s)) {
+                throw new IllegalArgumentException(where + "[" + i + "] must be a string, got "
+                        + Options.describe(values.get(i)));
+            }
+            out.add(s);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,149 @@
+package io.kgqa.procedures.util;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Typed, validated access to a procedure's {@code config :: MAP}. Every error names the argument and
+ * key (e.g. {@code config.k}) and says what was expected and what was given, in Cypher's terms.
+ */
+public final class Options {
+
+    private final Map<String, Object> values;
+    private final String argument;
+
+    /**
+     * @param allowed the keys this procedure understands; any other key is an error (catches typos such as {@code {K: 5}})
+     */
+    public Options(Map<String, Object> values, String argument, Collection<String> allowed) {
+        this.values = values == null ? Map.of() : values;
+        this.argument = argument;
+        for (String key : this.values.keySet()) {
+            if (!allowed.contains(key)) {
+                throw new IllegalArgumentException(argument + " has an unknown key '" + key + "'; known keys: "
+                        + String.join(", ", new TreeSet<>(allowed)));
+            }
+        }
+    }
+
+    public boolean has(String key) {
+        return values.get(key) != null;
+    }
+
+    public String where(String key) {
+        return argument + "." + key;
+    }
+
+    /** An integer in [min, max]; {@code fallback} when absent or null. */
+    public int integer(String key, int fallback, int min, int max) {
+        Object value = values.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        long number;
+        if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
+            number = ((Number) value).longValue();
+        } else if (value instanceof Double d && d == Math.rint(d) && !Double.isInfinite(d)) {
+            number = d.longValue();
+        } else {
+            throw new IllegalArgumentException(where(key) + " must be an integer, got " + describe(value));
+        }
+        if (number < min || number > max) {
+            String range = max == Integer.MAX_VALUE ? (min == 1 ? "> 0" : ">= " + min) : "between " + min + " and " + max;
+            throw new IllegalArgumentException(where(key) + " must be " + range + ", got " + number);
+        }
+        return (int) number;
+    }
+
+    public boolean bool(String key, boolean fallback) {
+        Object value = values.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        if (value instanceof Boolean b) {
+            return b;
+        }
+        throw new IllegalArgumentException(where(key) + " must be a boolean, got " + describe(value));
+    }
+
+    /** A non-blank string, or {@code fallback} when absent. */
+    public String string(String key, String fallback) {
+        Object value = values.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        if (value instanceof String s && !s.isBlank()) {
+            return s;
+        }
+        throw new IllegalArgumentException(where(key) + " must be a non-empty string, got " + describe(value));
+    }
+
+    /** A list of non-blank strings; null when absent. A single string is accepted as a one-element list. */
+    public List<String> strings(String key) {
+        Object value = values.get(key);
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof String s) {
+            value = List.of(s);
+        }
+        if (!(value instanceof List<?> list)) {
+            throw new IllegalArgumentException(where(key) + " must be a list of strings, got " + describe(value));
+        }
+        List<String> out = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            if (!(list.get(i) instanceof String s) || s.isBlank()) {
+                throw new IllegalArgumentException(where(key) + "[" + i + "] must be a non-empty string, got "
+                        + describe(list.get(i)));
+            }
+            out.add(s);
+        }
+        return out;
+    }
+
+    /** A list of exactly {@code dimension} numbers; null when absent. */
+    public float[] vector(String key, int dimension) {
+        Object value = values.get(key);
+        if (value == null) {
+            return null;
+        }
+        float[] out = Vectors.toFloats(value);
+        if (out == null) {
+            throw new IllegalArgumentException(where(key) + " must be a list of " + dimension + " numbers, got "
+                    + describe(value));
+        }
+        if (out.length != dimension) {
+            throw new IllegalArgumentException(where(key) + " must have " + dimension + " numbers (the model's"
+                    + " embedding_dim), got " + out.length);
+        }
+        for (float f : out) {
+            if (!Float.isFinite(f)) {
+                throw new IllegalArgumentException(where(key) + " must contain only finite numbers");
+            }
+        }
+        return out;
+    }
+
+    /** Cypher-flavoured type names, since the caller wrote Cypher, not Java. */
+    public static String describe(Object value) {
+        if (value == null) {
+            return "null";
+        }
+        if (value instanceof String s) {
+            return "the string '" + (s.length() > 40 ? s.substring(0, 40) + "…" : s) + "'";
+        }
+        if (value instanceof Number || value instanceof Boolean) {
+            return (value instanceof Boolean ? "the boolean " : "the number ") + value;
+        }
+        if (value instanceof List<?> || (value != null && value.getClass().isArray())) {
+            return "a list";
+        }
+        if (value instanceof Map<?, ?>) {
+            return "a map";
+        }
+        return "a " + value.getClass().getSimpleName();
+    }
+}

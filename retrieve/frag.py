@@ -1,0 +1,413 @@
+"""FRAG (method ``frag``): reasoning-aware, flexible retrieval of reasoning paths.
+
+After Gao et al., "FRAG: A Flexible Modular Framework for Retrieval-Augmented Generation based on Knowledge
+Graphs" (2025):
+
+1. **Reasoning-aware**: a query-only classifier says *simple* (at most 2 hops) or *complex*
+   (:mod:`kgqa.training.question_classifiers`; "complex" when it is unavailable).
+2. **Preprocessing** (inside the database, one query): the 2-hop (simple) or 4-hop (complex) neighbourhood of
+   the topic entities; when it holds more than ``keep_nodes`` nodes it is projected into GDS and pruned to the
+   ``keep_nodes`` best by personalized PageRank from the topic entities (``gds.pageRank.stream`` with
+   ``sourceNodes``, damping 0.8, at most 1000 iterations). The projection has a unique name and is always
+   dropped. Hubs (non-topic nodes with more than ``max_degree`` relationships, e.g. MetaQA genres and years)
+   join the neighbourhood but are not expanded, which keeps it bounded.
+3. **Retrieval** on the kept subgraph: simple -> every simple path of at most 2 hops, breadth first;
+   complex -> one shortest path (BFS tree) per reached node, at most 4 hops. Paths never pass back through a
+   topic entity, and never through a hub.
+4. **Postprocessing**: relations are pruned by the similarity of their stored embeddings
+   (``(:Relation {embedding})``) to the question (keep ``keep_relations`` = 64); the paths left are ranked
+   by the similarity of their relation chain, verbalised, to the question (ties: PageRank of the end node)
+   and the best ``keep_paths`` = 32 are kept, most relevant first.
+
+The evidence carries the paths (``evidence.paths``), their triplets deduplicated in path order, and
+``metadata``: ``answer_candidates`` (path end entities in rank order), ``answer_scores``, ``path_scores``,
+``hop_range`` and sizes/latencies of each stage.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+from kgqa.graph.cypher import render
+from kgqa.retrieve.base import Retriever
+from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
+from neo4j import Driver
+
+HopRange = Literal["simple", "complex"]
+Step = tuple[str, bool]  # (relation name, True when walked along the stored direction)
+_BRACKET = re.compile(r"\[([^\[\]]+)\]")
+
+
+@dataclass(frozen=True)
+class FragConfig:
+    """FRAG's knobs: the paper's values, plus caps that bound the neighbourhood on hub-heavy KGs."""
+
+    simple_hops: int = 2
+    complex_hops: int = 4
+    damping: float = 0.8
+    max_iterations: int = 1000
+    keep_nodes: int = 2000  # entity pruning by personalized PageRank
+    keep_relations: int = 64  # relation pruning by similarity to the question
+    keep_paths: int = 32  # path ranking by similarity to the question
+    max_degree: int = 200  # non-topic nodes with more relationships are not expanded (hubs)
+    max_fanout: int = 5000  # neighbours read per expanded node
+    max_new: int = 10000  # new nodes kept per breadth-first layer (best connected first)
+    max_nodes: int = 30000  # neighbourhood size cap
+    max_paths: int = 50000  # candidate paths enumerated before ranking
+    # Extension: when the classifier also predicts the exact hop count, paths of that length rank first.
+    use_hop_count: bool = True
+
+
+# --- the hop-range classifier -------------------------------------------------------------------------------
+
+HopPredictor = Callable[[str, Sequence[str]], tuple[HopRange, int | None]]
+
+
+def default_hop_predictor() -> HopPredictor | None:
+    """The project's query-only hop classifier, or None when it cannot be loaded."""
+    try:
+        module = importlib.import_module("kgqa.training.question_classifiers")
+    except ImportError:
+        return None
+    if hasattr(module, "load_or_train_hop_classifier"):
+        classifier = module.load_or_train_hop_classifier()
+
+        def predict_simple(question: str, spans: Sequence[str]) -> tuple[HopRange, int | None]:
+            return _as_range(classifier.predict(question)), None
+
+        return predict_simple
+    if hasattr(module, "predict_hop_range"):
+        predict_hop_range = module.predict_hop_range
+
+        def predict(question: str, spans: Sequence[str]) -> tuple[HopRange, int | None]:
+            prediction = predict_hop_range(question, list(spans))
+            return _as_range(prediction.hop_range), int(prediction.hops)
+
+        return predict
+    return None
+
+
+def _as_range(value: object) -> HopRange:
+    return "simple" if str(value) == "simple" else "complex"
+
+
+# --- embeddings (question, relations, relation chains) ------------------------------------------------------
+
+def _embed(texts: Sequence[str]) -> np.ndarray:
+    from kgqa.models.encoder import embed
+
+    return embed(list(texts))
+
+
+class _ChainCache:
+    """Embeddings of verbalised relation chains; chains recur across questions, so they are computed once."""
+
+    def __init__(self, size: int = 100_000) -> None:
+        self._size = size
+        self._data: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._data]
+        if missing:
+            vectors = _embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._data[text] = vector
+                while len(self._data) > self._size:
+                    self._data.popitem(last=False)
+        with self._lock:
+            return np.stack([self._data[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
+
+
+_CHAINS = _ChainCache()
+_RELATIONS: dict[tuple[int, str], tuple[float, list[str], np.ndarray]] = {}
+_RELATIONS_TTL = 300.0
+
+
+def relation_embeddings(driver: Driver, kg: str) -> tuple[list[str], np.ndarray]:
+    """Relation names of ``kg`` and their stored embeddings (cached per driver and KG for a few minutes)."""
+    key = (id(driver), kg)
+    cached = _RELATIONS.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < _RELATIONS_TTL:
+        return cached[1], cached[2]
+    records, _, _ = driver.execute_query(render("frag/relations"), {"kg": kg}, routing_="r")
+    names = [str(r["name"]) for r in records]
+    matrix = np.asarray([r["embedding"] for r in records], dtype=np.float32).reshape(len(names), -1)
+    _RELATIONS[key] = (now, names, matrix)
+    return names, matrix
+
+
+def relation_words(name: str) -> str:
+    """ "directed_by" -> "directed by"; "film.film.directed_by" -> "film directed by" (repeats dropped)."""
+    words = re.sub(r"[._/]+", " ", name).split()
+    return " ".join(dict.fromkeys(words))
+
+
+def chain_text(chain: Sequence[Step]) -> str:
+    """A relation chain in words, each hop marked with the way it is walked."""
+    parts = []
+    for relation, forward in chain:
+        words = relation_words(relation)
+        parts.append(words if forward else f"{words} of")
+    return " , ".join(parts)
+
+
+# --- paths on the kept subgraph -----------------------------------------------------------------------------
+
+@dataclass
+class _Subgraph:
+    ids: list[str]
+    names: list[str]
+    expandable: list[bool]
+    ppr: list[float]
+    adjacency: list[list[tuple[int, str, bool]]]  # node -> (neighbour, relation, forward)
+
+
+def _simple_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str],
+                  limit: int) -> list[tuple[list[int], list[Step]]]:
+    """Every simple path of 1..hops hops from the sources, breadth first, through expandable nodes only."""
+    topics = set(sources)
+    out: list[tuple[list[int], list[Step]]] = []
+    layer: list[tuple[list[int], list[Step]]] = [([s], []) for s in sources]
+    for _ in range(hops):
+        following: list[tuple[list[int], list[Step]]] = []
+        for nodes, steps in layer:
+            last = nodes[-1]
+            if len(nodes) > 1 and not sub.expandable[last]:
+                continue
+            for neighbour, relation, forward in sub.adjacency[last]:
+                if relation not in allowed or neighbour in nodes or neighbour in topics:
+                    continue
+                path = (nodes + [neighbour], steps + [(relation, forward)])
+                out.append(path)
+                following.append(path)
+                if len(out) >= limit:
+                    return out
+        layer = following
+    return out
+
+
+def _shortest_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str],
+                    limit: int) -> list[tuple[list[int], list[Step]]]:
+    """One shortest path per reached node (a breadth-first tree from all sources), at most ``hops`` hops."""
+    parent: dict[int, tuple[int, str, bool] | None] = {s: None for s in sources}
+    frontier = list(parent)
+    order: list[int] = []
+    for _ in range(hops):
+        following: list[int] = []
+        for node in frontier:
+            if parent[node] is not None and not sub.expandable[node]:
+                continue
+            for neighbour, relation, forward in sub.adjacency[node]:
+                if relation in allowed and neighbour not in parent:
+                    parent[neighbour] = (node, relation, forward)
+                    following.append(neighbour)
+                    order.append(neighbour)
+        frontier = following
+    out: list[tuple[list[int], list[Step]]] = []
+    for node in order[:limit]:
+        nodes, steps = [node], []
+        link = parent[node]
+        while link is not None:
+            previous, relation, forward = link
+            nodes.append(previous)
+            steps.append((relation, forward))
+            link = parent[previous]
+        out.append((nodes[::-1], steps[::-1]))
+    return out
+
+
+def _triplets(sub: _Subgraph, nodes: Sequence[int], steps: Sequence[Step]) -> list[Triplet]:
+    out: list[Triplet] = []
+    for (relation, forward), a, b in zip(steps, nodes, nodes[1:], strict=False):
+        head, tail = (a, b) if forward else (b, a)
+        out.append((sub.names[head], relation, sub.names[tail]))
+    return out
+
+
+# --- the retriever ------------------------------------------------------------------------------------------
+
+class FragRetriever(Retriever):
+    name = "frag"
+
+    def __init__(self, driver: Driver, config: FragConfig | None = None,
+                 hop_predictor: HopPredictor | None = None, hop_range: HopRange | None = None) -> None:
+        """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by
+        default the project's classifier, loaded on first use."""
+        super().__init__(driver)
+        self.config = config or FragConfig()
+        self._hop_predictor = hop_predictor
+        self._hop_range = hop_range
+        self._predictor_loaded = hop_predictor is not None
+
+    # hop range ---------------------------------------------------------------------------------------------
+
+    def predict_hop_range(self, question: str, topic_entities: Sequence[LinkedEntity]) -> tuple[HopRange, str,
+                                                                                               int | None]:
+        """(hop range, where it came from, predicted hop count if the classifier gives one)."""
+        if self._hop_range is not None:
+            return self._hop_range, "given", None
+        if not self._predictor_loaded:
+            try:
+                self._hop_predictor = default_hop_predictor()
+            except Exception:  # noqa: BLE001 - a missing model must not break retrieval
+                self._hop_predictor = None
+            self._predictor_loaded = True
+        if self._hop_predictor is None:
+            return "complex", "fallback", None
+        try:
+            spans = [e.span or e.name for e in topic_entities]
+            hop_range, hops = self._hop_predictor(question, spans)
+        except Exception:  # noqa: BLE001
+            return "complex", "fallback", None
+        return hop_range, "classifier", hops
+
+    # search ------------------------------------------------------------------------------------------------
+
+    def _search(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
+        cfg = self.config
+        timings: dict[str, float] = {}
+        began = time.perf_counter()
+        evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities),
+                            triplets=[])
+        hop_range, source, hops_predicted = self.predict_hop_range(question, topic_entities)
+        evidence.metadata.update({"hop_range": hop_range, "hop_range_source": source,
+                                  "config": asdict(cfg)})
+        if hops_predicted is not None:
+            evidence.metadata["hops_predicted"] = hops_predicted
+        timings["frag_classify"] = _ms(began)
+        if not topic_entities:
+            evidence.metadata["reason"] = "no topic entity"
+            evidence.latency_ms.update(timings)
+            return evidence
+
+        hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
+        mark = time.perf_counter()
+        sub, stats = self._subgraph(kg, [e.id for e in topic_entities], hops)
+        timings["frag_subgraph"] = _ms(mark)
+        evidence.metadata.update(stats)
+
+        mark = time.perf_counter()
+        plain_question = _BRACKET.sub(lambda m: m.group(1), question)
+        question_vector = _embed([plain_question])[0]
+        allowed, relation_scores = self._prune_relations(kg, question_vector)
+        timings["frag_relations"] = _ms(mark)
+
+        mark = time.perf_counter()
+        position = {node_id: i for i, node_id in enumerate(sub.ids)}
+        sources = [position[e.id] for e in topic_entities if e.id in position]
+        if hop_range == "simple":
+            paths = _simple_paths(sub, sources, hops, allowed, cfg.max_paths)
+        else:
+            paths = _shortest_paths(sub, sources, hops, allowed, cfg.max_paths)
+        timings["frag_paths"] = _ms(mark)
+        evidence.metadata["candidate_paths"] = len(paths)
+
+        mark = time.perf_counter()
+        prefer = hops_predicted if cfg.use_hop_count else None
+        ranked = self._rank(paths, sub, question_vector, prefer)
+        timings["frag_rank"] = _ms(mark)
+
+        kept = ranked[: cfg.keep_paths]
+        seen: dict[Triplet, None] = {}
+        answers: dict[str, float] = {}
+        for score, nodes, steps in kept:
+            triplets = _triplets(sub, nodes, steps)
+            evidence.paths.append(triplets)
+            for t in triplets:
+                seen.setdefault(t, None)
+            answers.setdefault(sub.names[nodes[-1]], score)
+        evidence.triplets = list(seen)[: k] if k > 0 else list(seen)
+        evidence.metadata.update({
+            "answer_candidates": list(answers),
+            "answer_scores": list(answers.values()),
+            "path_scores": [score for score, _, _ in kept],
+            "relation_scores": relation_scores,
+        })
+        evidence.latency_ms.update(timings)
+        return evidence
+
+    def _subgraph(self, kg: str, topic_ids: list[str], hops: int) -> tuple[_Subgraph, dict[str, Any]]:
+        cfg = self.config
+        graph = f"kgqa_frag_{uuid.uuid4().hex}"
+        completed = False
+        try:
+            records, _, _ = self.driver.execute_query(
+                render("frag/neighbourhood", hops=hops),
+                {"kg": kg, "topic_ids": topic_ids, "graph": graph, "max_degree": cfg.max_degree,
+                 "max_fanout": cfg.max_fanout, "max_new": cfg.max_new, "max_nodes": cfg.max_nodes,
+                 "keep_nodes": cfg.keep_nodes, "damping": cfg.damping, "max_iterations": cfg.max_iterations},
+            )
+            completed = True
+        finally:
+            if not completed:  # the query drops its own projection; on failure make sure it is gone
+                self.driver.execute_query(render("frag/drop"), {"graph": graph})
+        row = records[0]
+        ids = [str(x) for x in row["ids"]]
+        ppr = [float(x) for x in row["ppr"]] or [0.0] * len(ids)
+        adjacency: list[list[tuple[int, str, bool]]] = [[] for _ in ids]
+        for start, end, relation in row["edges"]:
+            adjacency[start].append((end, relation, True))
+            adjacency[end].append((start, relation, False))
+        names = [str(x) for x in row["names"]]
+        sub = _Subgraph(ids, names, [bool(x) for x in row["expandable"]], ppr, adjacency)
+        stats = {"neighbourhood_nodes": int(row["neighbourhood"]), "kept_nodes": len(ids),
+                 "kept_edges": len(row["edges"]), "ppr_pruned": bool(row["pruned"]),
+                 "projected_relationships": int(row["projected_relationships"])}
+        return sub, stats
+
+    def _prune_relations(self, kg: str, question_vector: np.ndarray) -> tuple[set[str], dict[str, float]]:
+        names, matrix = relation_embeddings(self.driver, kg)
+        if not names:  # no Relation nodes: nothing to prune by
+            return _AllRelations(), {}
+        similarity = matrix @ question_vector
+        order = np.argsort(-similarity)[: self.config.keep_relations]
+        scores = {names[i]: round(float(similarity[i]), 4) for i in order}
+        return set(scores), scores
+
+    def _rank(self, paths: Sequence[tuple[list[int], list[Step]]], sub: _Subgraph, question_vector: np.ndarray,
+              prefer_hops: int | None = None) -> list[tuple[float, list[int], list[Step]]]:
+        """Paths by similarity of their relation chain to the question, best first (see the module doc)."""
+        if not paths:
+            return []
+        chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
+        texts = [chain_text(chain) for chain in chains]
+        similarity = _CHAINS.get(texts) @ question_vector
+        chain_score = {chain: float(s) for chain, s in zip(chains, similarity, strict=True)}
+        # Within one chain: end nodes reached by more paths first (a director of two of the topic's films),
+        # then by PageRank.
+        multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}
+        for nodes, steps in paths:
+            key = (tuple(steps), nodes[-1])
+            multiplicity[key] = multiplicity.get(key, 0) + 1
+        scored = []
+        for i, (nodes, steps) in enumerate(paths):
+            chain = tuple(steps)
+            length_match = prefer_hops is None or len(steps) == prefer_hops
+            scored.append((length_match, round(chain_score[chain], 6), multiplicity[(chain, nodes[-1])],
+                           sub.ppr[nodes[-1]], i))
+        scored.sort(key=lambda s: (not s[0], -s[1], -s[2], -s[3], s[4]))
+        return [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
+
+
+class _AllRelations(set[str]):
+    """A relation filter that lets every relation through (a KG loaded without Relation nodes)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000

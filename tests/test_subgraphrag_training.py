@@ -1,0 +1,293 @@
+"""SubgraphRAG training: weak labels, DDE reference, the decomposed MLP, ONNX export and installation.
+
+The pure tests need torch, onnx and onnxruntime but no database; the end-to-end test trains a tiny model
+with ``--limit`` against the real test server and the ``kgqa.subgraphrag.*`` procedures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from kgqa.graph.errors import KgqaError  # noqa: E402
+from kgqa.retrieve.subgraphrag import answer_candidates, dedup_scored, question_text  # noqa: E402
+from kgqa.training import subgraphrag as sg  # noqa: E402
+from kgqa.training.subgraphrag_data import (  # noqa: E402
+    KgIndex,
+    LocalGraph,
+    Question,
+    dde_codes,
+    feature_rows,
+    local_subgraph,
+    shortest_path_labels,
+    split_questions,
+)
+
+# --- weak labels ---
+
+
+def _labels(triples: list[tuple[int, int]], n: int, topics: list[int], answers: list[int]) -> list[bool]:
+    heads = np.asarray([h for h, _ in triples])
+    tails = np.asarray([t for _, t in triples])
+    return shortest_path_labels(n, heads, tails, topics, answers).tolist()
+
+
+def test_labels_follow_every_shortest_path_in_either_direction() -> None:
+    # 0 = topic actor; films 1, 2 point at the actor (film -> actor, as in MetaQA's starred_actors);
+    # both films are directed by 3 (answer); 4 is a detour 0-5-4-3 of length 3; 6 hangs off the answer.
+    triples = [(1, 0), (2, 0), (1, 3), (2, 3), (5, 0), (5, 4), (4, 3), (3, 6)]
+    assert _labels(triples, 7, [0], [3]) == [True, True, True, True, False, False, False, False]
+
+
+def test_labels_include_parallel_triples_and_ignore_topic_answers() -> None:
+    # two relations between one pair are both on the shortest path; the topic itself as an answer is ignored
+    triples = [(0, 1), (0, 1), (1, 2), (0, 3)]
+    assert _labels(triples, 4, [0], [1, 0]) == [True, True, False, False]
+
+
+def test_labels_answer_on_the_way_to_another_answer() -> None:
+    triples = [(0, 1), (1, 2), (0, 3)]
+    assert _labels(triples, 4, [0], [1, 2]) == [True, True, False]
+
+
+def test_labels_several_topics_and_unreachable_answers() -> None:
+    triples = [(0, 2), (1, 2), (2, 3), (4, 5)]
+    # answer 3 from topics 0 and 1 (each its own shortest paths); answer 5 is not connected
+    assert _labels(triples, 6, [0, 1], [3, 5]) == [True, True, True, False]
+    assert _labels(triples, 6, [0], []) == [False] * 4
+
+
+# --- DDE reference ---
+
+
+def test_dde_forward_reverse_means_and_isolated_nodes() -> None:
+    # 0 (topic) -> 1, 2 -> 1, 1 -> 3; node 4 isolated
+    heads, tails = np.asarray([0, 2, 1]), np.asarray([1, 1, 3])
+    codes = dde_codes(5, heads, tails, [0], include_seed=True)
+    assert codes.shape == (5, 10)
+    s0, f1, f2, r1, r2 = (codes[:, i:i + 2] for i in range(0, 10, 2))
+    np.testing.assert_allclose(s0, [[0, 1], [1, 0], [1, 0], [1, 0], [1, 0]])
+    # forward round 1: mean of in-neighbours' s0; node 1 has in-neighbours 0 (topic) and 2
+    np.testing.assert_allclose(f1, [[0, 0], [0.5, 0.5], [0, 0], [1, 0], [0, 0]])
+    np.testing.assert_allclose(f2, [[0, 0], [0, 0], [0, 0], [0.5, 0.5], [0, 0]])
+    # reverse round 1: mean of out-neighbours' s0
+    np.testing.assert_allclose(r1, [[1, 0], [1, 0], [1, 0], [0, 0], [0, 0]])
+    np.testing.assert_allclose(r2, [[1, 0], [0, 0], [1, 0], [0, 0], [0, 0]])
+    without = dde_codes(5, heads, tails, [0], include_seed=False)
+    np.testing.assert_allclose(without, codes[:, 2:])
+
+
+def test_dde_counts_parallel_triples() -> None:
+    codes = dde_codes(3, np.asarray([0, 0, 2]), np.asarray([1, 1, 1]), [0], include_seed=False)
+    np.testing.assert_allclose(codes[1, :2], [1 / 3, 2 / 3])
+
+
+def test_local_subgraph_radius_and_cap() -> None:
+    # chain 0-1-2-3 plus a branch 1-4; topic 0
+    graph = LocalGraph(np.asarray([0, 1, 2, 1]), np.asarray([0, 0, 0, 1], np.int32),
+                       np.asarray([1, 2, 3, 4]), 5)
+    one = local_subgraph(graph, [0], 1, include_seed=True)
+    assert one.size == 1
+    two = local_subgraph(graph, [0], 2, include_seed=True)
+    assert two.size == 3 and sorted(two.entities[two.tails].tolist()) == [1, 2, 4]
+    capped = local_subgraph(graph, [0], 3, include_seed=False, max_candidates=2)
+    assert capped.size == 2 and capped.entity_dde.shape[1] == 8
+    assert capped.entities[capped.topics].tolist() == [0]
+
+
+# --- model, ONNX, installation ---
+
+
+def _toy_index(n_entities: int = 12, n_relations: int = 3, dim: int = 384, seed: int = 0) -> KgIndex:
+    rng = np.random.default_rng(seed)
+
+    def unit(rows: int) -> np.ndarray:
+        x = rng.normal(size=(rows, dim)).astype(np.float32)
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    ids = [f"e{i}" for i in range(n_entities)]
+    relations = [f"r{i}" for i in range(n_relations)]
+    return KgIndex("toy", ids, ids, unit(n_entities), relations, unit(n_relations))
+
+
+def _toy_examples(index: KgIndex, include_seed: bool, n_questions: int = 24, seed: int = 1) -> sg.ExampleSet:
+    rng = np.random.default_rng(seed)
+    n = len(index.entity_ids)
+    heads = rng.integers(0, n, 60)
+    tails = (heads + rng.integers(1, n, 60)) % n
+    graph = LocalGraph(heads, rng.integers(0, 3, 60).astype(np.int32), tails, n)
+    parts = []
+    for q in range(n_questions):
+        topic = int(rng.integers(0, n))
+        sub = local_subgraph(graph, [topic], 2, include_seed)
+        labels = shortest_path_labels(sub.entities.size, sub.heads, sub.tails, sub.topics.tolist(),
+                                      [int(rng.integers(0, sub.entities.size))])
+        parts.append((q, 1 + q % 3, sub, labels, int(labels.sum()), int(labels.size)))
+    return sg.ExampleSet.concat(parts, 10 if include_seed else 8)
+
+
+@pytest.mark.parametrize("include_seed", [True, False])
+def test_decomposed_forward_equals_plain_forward(include_seed: bool) -> None:
+    torch.manual_seed(0)
+    index = _toy_index()
+    examples = _toy_examples(index, include_seed)
+    questions = np.random.default_rng(3).normal(size=(len(examples), 384)).astype(np.float32)
+    tensors = sg._Tensors(torch.from_numpy(questions), torch.from_numpy(index.entity_vectors),
+                          torch.from_numpy(index.relation_vectors))
+    model = sg.TripleScorer(384, 10 if include_seed else 8, 32)
+    parts = sg.score_examples(model, examples, tensors, batch_questions=5)
+    for i in range(len(examples)):
+        sub, _labels = examples.subgraph(i)
+        rows = feature_rows(sub, index, questions[examples.question_rows[i]])
+        assert rows.shape[1] == model.input_dim
+        with torch.no_grad():
+            plain = model(torch.from_numpy(rows)).numpy()
+        np.testing.assert_allclose(parts[i], plain, atol=1e-5)
+
+
+def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    index = _toy_index()
+    train = _toy_examples(index, True, 40, seed=1)
+    val = _toy_examples(index, True, 12, seed=2)
+    questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
+    tensors = sg._Tensors(torch.from_numpy(questions), torch.from_numpy(index.entity_vectors),
+                          torch.from_numpy(index.relation_vectors))
+    model = sg.TripleScorer(384, 10, 16)
+    config = sg.TrainConfig(epochs=3, batch_questions=8, patience=5)
+    history = sg.fit(model, train, val, tensors, config, log=lambda _m: None)
+    assert len(history) == 3 and all(0.0 <= h["recall@100"] <= 1.0 for h in history)
+    model_bytes = sg.to_onnx(model)
+    rows = sg.check_rows(model, val, index, questions)
+    assert sg.check_onnx(model_bytes, model, rows) <= 1e-5
+
+    import onnx
+    import onnxruntime as ort
+
+    proto = onnx.load_from_string(model_bytes)
+    assert proto.opset_import[0].version >= 17
+    session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["features"]
+    assert [o.name for o in session.get_outputs()] == ["scores"]
+    for n in (1, 7, 300):  # dynamic N
+        (out,) = session.run(["scores"], {"features": rows[:n]})
+        assert out.shape == (n,)
+
+    broken = sg.TripleScorer(384, 10, 16)
+    with pytest.raises(KgqaError, match="differ"):
+        sg.check_onnx(model_bytes, broken, rows)
+
+    target = sg.install_model("toy", model_bytes, {"input_dim": model.input_dim}, root=tmp_path)
+    again = sg.install_model("toy", model_bytes, {"input_dim": model.input_dim, "v": 2}, root=tmp_path)
+    assert target == again and json.loads((target / "meta.json").read_text())["v"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]
+
+
+def test_sample_rows_keeps_positives() -> None:
+    index = _toy_index()
+    examples = _toy_examples(index, True, 5)
+    sub, labels = examples.subgraph(0)
+    rows = sg.sample_rows(sub, labels, 3, np.random.default_rng(0))
+    assert set(np.flatnonzero(labels)) <= set(rows.tolist())
+    assert (~labels[rows]).sum() <= 3
+
+
+def test_split_is_deterministic_disjoint_and_stratified() -> None:
+    questions = [Question(f"q{i} [x]", ("x",), ("a",), 1 + i % 3, f"k{i}") for i in range(300)]
+    train, val, hold = split_questions(questions, seed=7)
+    again = split_questions(questions, seed=7)
+    assert [q.key for q in train] == [q.key for q in again[0]]
+    keys = [q.key for q in train + val + hold]
+    assert len(keys) == len(set(keys)) == 300
+    assert len(val) == len(hold) == 30 and {q.hop for q in val} == {1, 2, 3}
+
+
+# --- retriever helpers ---
+
+
+def test_question_text_drops_brackets() -> None:
+    assert question_text("what movies did [Lee Pace]  star in") == "what movies did Lee Pace star in"
+
+
+def test_dedup_scored_keeps_best_first() -> None:
+    rows = [("a", "r", "b", 0.1), ("c", "r", "d", 0.9), ("a", "r", "b", 0.5)]
+    triplets, scores = dedup_scored(rows)
+    assert triplets == [("c", "r", "d"), ("a", "r", "b")] and scores == [0.9, 0.5]
+
+
+def test_answer_candidates_prefers_path_ends() -> None:
+    # topic X; film F starred X (high), F directed_by D (high), F has_genre G (low)
+    triplets = [("F", "starred_actors", "X"), ("F", "directed_by", "D"), ("F", "has_genre", "G")]
+    names, scores = answer_candidates(triplets, [5.0, 4.0, -4.0], ["X"])
+    assert names[0] == "D" and "X" not in names and len(scores) == len(names)
+    names, _ = answer_candidates(triplets, [5.0, -6.0, -6.0], ["X"])
+    assert names[0] == "F"
+
+
+# --- end to end against the real server ---
+
+
+def _procedures(driver) -> set[str]:  # type: ignore[no-untyped-def]
+    records, _, _ = driver.execute_query("SHOW PROCEDURES YIELD name "
+                                         "WHERE name STARTS WITH 'kgqa.subgraphrag' "
+                                         "RETURN collect(name) AS names")
+    return set(records[0]["names"])
+
+
+def _require_metaqa(driver) -> None:  # type: ignore[no-untyped-def]
+    if "kgqa.subgraphrag.candidates" not in _procedures(driver):
+        pytest.skip("kgqa.subgraphrag.candidates is not installed in the test server")
+    records, _, _ = driver.execute_query(
+        "MATCH (e:Entity {kg: 'metaqa'}) WITH e LIMIT 1 RETURN e.embedding IS NOT NULL AS ok")
+    if not records or not records[0]["ok"]:
+        pytest.skip("MetaQA with embeddings is not loaded as KG 'metaqa' in the test server")
+
+
+def test_db_candidates_match_the_numpy_reference(driver, shared_data) -> None:  # type: ignore[no-untyped-def]
+    from kgqa.training.subgraphrag_data import fetch_subgraph, load_kg_index, load_local_graph
+
+    _require_metaqa(driver)
+    index = load_kg_index(driver, "metaqa")
+    graph = load_local_graph(driver, index)
+    for topic, hops in (("Kismet", 1), ("Kismet", 2), ("Lee Pace", 2)):
+        for seed in (True, False):
+            db = fetch_subgraph(driver, index, [topic], hops, seed)
+            ref = local_subgraph(graph, [index.entity(topic)], hops, seed)
+
+            def rows(s):  # type: ignore[no-untyped-def]
+                return {(int(s.entities[h]), int(r), int(s.entities[t])):
+                        tuple(np.round(np.concatenate([s.entity_dde[h], s.entity_dde[t]]), 5))
+                        for h, r, t in zip(s.heads, s.relations, s.tails, strict=True)}
+
+            assert rows(db) == rows(ref), (topic, hops, seed)
+
+
+@pytest.mark.slow
+def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import run_kgqa
+
+    _require_metaqa(driver)
+    result = run_kgqa("train", "subgraphrag", "--kg", "metaqa", "--name", "pytest-tiny", "--epochs", "2",
+                      "--limit", "40", timeout=1200)
+    assert result.returncode == 0, result.stderr
+    directory = sg.model_dir("pytest-tiny")
+    meta = json.loads((directory / "meta.json").read_text())
+    assert meta["input_dim"] == 4 * 384 + 20 and meta["include_seed"] is True and meta["kg"] == "metaqa"
+    assert meta["onnx_max_abs_diff"] <= 1e-5 and 0.0 <= meta["best_dev_recall@100"] <= 1.0
+    if "kgqa.subgraphrag.retrieve" in _procedures(driver):
+        from kgqa.retrieve.evidence import LinkedEntity
+        from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
+
+        retriever = SubgraphRagRetriever(driver, model="pytest-tiny")
+        evidence = retriever.retrieve("who directed [Kismet]", "metaqa", k=20,
+                                      topic_entities=[LinkedEntity("Kismet", "Kismet", 1.0, "given")])
+        assert 0 < len(evidence.triplets) <= 20
+        assert evidence.scores == sorted(evidence.scores, reverse=True)
+        assert "Kismet" not in evidence.metadata["answer_candidates"]

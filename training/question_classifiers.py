@@ -1,0 +1,354 @@
+"""Query-text classifiers: question -> MetaQA question type (SG-RAG); question -> hop count and range (FRAG).
+
+Both are light scikit-learn models (TF-IDF over word 1-3-grams and character 2-5-grams, then a linear SVM),
+trained in seconds on data derived from the MetaQA **dev** split and the KB only:
+
+1. Every dev question becomes a pattern by replacing its ``[topic entity]`` with a placeholder
+   (1/2/3-hop vanilla, plus the NTM paraphrases of 1-hop dev, which are line-aligned with it).
+2. Each distinct pattern is used once as is, and filled with ``fills_per_pattern`` random KB entities of the
+   role the question starts from (movie/actor/director/writer/tag, read off the KB relations), written
+   inline without brackets, so the model also copes when the entity could not be masked.
+3. Honest accuracy: a held-out part of dev (``holdout_fraction`` of each type's vanilla patterns, with
+   their NTM paraphrases) is kept out of a first fit and scored per question; the saved model is then
+   refitted on all patterns. The test split is never read.
+
+Models and a metadata json (seed, data files with sha256, counts, held-out accuracy) are written under
+``$KGQA_HOME/models/question_classifiers/``. :func:`load_or_train_question_classifiers` is what query-time
+code calls; it trains once when nothing is saved yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import joblib
+import numpy as np
+import sklearn
+from kgqa.graph.config import kgqa_home
+from kgqa.training.metaqa_data import (
+    BRACKET,
+    HOPS,
+    MetaqaQuestion,
+    entity_pools,
+    file_digest,
+    metaqa_dir,
+    qtype_file,
+    qtype_hops,
+    question_file,
+    read_questions,
+    topic_role,
+)
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.pipeline import FeatureUnion
+from sklearn.svm import LinearSVC
+
+FORMAT_VERSION = 1
+MODEL_FILE = "classifiers.joblib"
+DEFAULT_SEED = 13
+PLACEHOLDER = "_ent_"
+SIMPLE_MAX_HOPS = 2  # FRAG: simple = at most 2 hops, complex otherwise
+
+HopRange = Literal["simple", "complex"]
+
+_SPACES = re.compile(r"\s+")
+
+
+def models_dir() -> Path:
+    return kgqa_home() / "models" / "question_classifiers"
+
+
+# --- query text ---------------------------------------------------------------------------------------------
+
+def mask_question(question: str, entity_texts: Iterable[str] = ()) -> str:
+    """The question as the classifiers see it: lowercase, topic entities replaced by a placeholder.
+
+    ``[bracketed]`` spans are masked when present; otherwise each of ``entity_texts`` (linked spans or
+    names, longest first) is masked case-insensitively where it occurs. Unmasked text is classified as is.
+    """
+    if BRACKET.search(question):
+        text = BRACKET.sub(f" {PLACEHOLDER} ", question)
+    else:
+        text = question
+        for entity in sorted({e.strip() for e in entity_texts if e and e.strip()}, key=len, reverse=True):
+            text = re.sub(re.escape(entity), f" {PLACEHOLDER} ", text, flags=re.IGNORECASE)
+    return _SPACES.sub(" ", text.lower()).strip()
+
+
+def hop_range(hops: int) -> HopRange:
+    return "simple" if hops <= SIMPLE_MAX_HOPS else "complex"
+
+
+@dataclass(frozen=True)
+class QtypePrediction:
+    qtype: str
+    hops: int
+    score: float  # linear-SVM margin of the chosen type
+    ranked: list[tuple[str, float]]  # the best few types with their margins, best first
+
+
+@dataclass(frozen=True)
+class HopPrediction:
+    hops: int  # MetaQA-style exact hop count (1, 2 or 3)
+    hop_range: HopRange  # FRAG: "simple" (<= 2 hops) or "complex"
+    score: float
+
+
+def _features(seed: int) -> FeatureUnion:
+    del seed  # the vectorizers are deterministic
+    return FeatureUnion([
+        ("words", TfidfVectorizer(analyzer="word", ngram_range=(1, 3), sublinear_tf=True,
+                                  token_pattern=r"(?u)\b\w+\b|'")),
+        ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)),
+    ])
+
+
+@dataclass
+class QuestionClassifiers:
+    """The fitted question-type and hop models (one shared TF-IDF featurizer), with their saved metadata."""
+
+    features: FeatureUnion
+    qtype_svm: LinearSVC
+    hop_svm: LinearSVC
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def qtypes(self) -> list[str]:
+        return [str(c) for c in self.qtype_svm.classes_]
+
+    def predict_qtype(self, question: str, entity_texts: Iterable[str] = (), top: int = 5) -> QtypePrediction:
+        return self.predict_qtypes([question], [list(entity_texts)], top=top)[0]
+
+    def predict_qtypes(self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None,
+                       top: int = 5) -> list[QtypePrediction]:
+        texts = _masked(questions, entity_texts)
+        margins = np.asarray(self.qtype_svm.decision_function(self.features.transform(texts)))
+        classes = self.qtypes
+        out = []
+        for row in margins.reshape(len(texts), -1):
+            order = np.argsort(-row)[:top]
+            ranked = [(classes[i], float(row[i])) for i in order]
+            out.append(QtypePrediction(ranked[0][0], qtype_hops(ranked[0][0]), ranked[0][1], ranked))
+        return out
+
+    def predict_hops(self, question: str, entity_texts: Iterable[str] = ()) -> HopPrediction:
+        return self.predict_hops_many([question], [list(entity_texts)])[0]
+
+    def predict_hops_many(self, questions: Sequence[str],
+                          entity_texts: Sequence[Iterable[str]] | None = None) -> list[HopPrediction]:
+        texts = _masked(questions, entity_texts)
+        margins = np.asarray(self.hop_svm.decision_function(self.features.transform(texts)))
+        margins = margins.reshape(len(texts), -1)
+        classes = [int(c) for c in self.hop_svm.classes_]
+        out = []
+        for row in margins:
+            best = int(np.argmax(row))
+            out.append(HopPrediction(classes[best], hop_range(classes[best]), float(row[best])))
+        return out
+
+
+def _masked(questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None) -> list[str]:
+    if entity_texts is None:
+        return [mask_question(q) for q in questions]
+    return [mask_question(q, e) for q, e in zip(questions, entity_texts, strict=True)]
+
+
+# --- training data ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Pattern:
+    text: str  # masked question
+    qtype: str
+    group: str  # the vanilla pattern it belongs to (NTM paraphrases share their vanilla line's group)
+
+
+def _dev_patterns(root: Path, use_ntm: bool) -> tuple[list[_Pattern], list[tuple[MetaqaQuestion, str]]]:
+    """Distinct dev patterns, and every dev question with its group (for held-out scoring)."""
+    patterns: dict[tuple[str, str], _Pattern] = {}
+    questions: list[tuple[MetaqaQuestion, str]] = []
+    for hops in HOPS:
+        vanilla = read_questions("dev", hops, "vanilla", root)
+        groups = [mask_question(q.question) for q in vanilla]
+        for q, group in zip(vanilla, groups, strict=True):
+            patterns.setdefault((group, q.qtype), _Pattern(group, q.qtype, group))
+            questions.append((q, group))
+        if hops == 1 and use_ntm:
+            for q in read_questions("dev", 1, "ntm", root):
+                group = groups[q.line]
+                text = mask_question(q.question)
+                patterns.setdefault((text, q.qtype), _Pattern(text, q.qtype, group))
+                questions.append((q, group))
+    return sorted(patterns.values(), key=lambda p: (p.qtype, p.group, p.text)), questions
+
+
+def _fill(pattern: _Pattern, pools: dict[str, list[str]], count: int, rng: random.Random) -> list[str]:
+    pool = pools.get(topic_role(pattern.qtype)) or pools["movie"]
+    return [pattern.text.replace(PLACEHOLDER, rng.choice(pool).lower()) for _ in range(count)]
+
+
+def _examples(patterns: Iterable[_Pattern], pools: dict[str, list[str]], fills: int,
+              rng: random.Random) -> tuple[list[str], list[str]]:
+    texts: list[str] = []
+    labels: list[str] = []
+    for pattern in patterns:
+        for text in [pattern.text, *_fill(pattern, pools, fills, rng)]:
+            texts.append(text)
+            labels.append(pattern.qtype)
+    return texts, labels
+
+
+def _holdout_groups(patterns: Sequence[_Pattern], fraction: float, rng: random.Random) -> set[str]:
+    """A ``fraction`` of each type's vanilla patterns, keeping at least one per type for training."""
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for group, qtype in sorted({(p.group, p.qtype) for p in patterns}):
+        by_type[qtype].append(group)
+    held: set[str] = set()
+    for _qtype, groups in sorted(by_type.items()):
+        rng.shuffle(groups)
+        held.update(groups[:min(round(len(groups) * fraction), len(groups) - 1)])
+    return held
+
+
+def _fit(patterns: Sequence[_Pattern], pools: dict[str, list[str]], fills: int,
+         seed: int) -> tuple[FeatureUnion, LinearSVC, LinearSVC]:
+    rng = random.Random(seed)
+    texts, labels = _examples(patterns, pools, fills, rng)
+    features = _features(seed)
+    matrix = features.fit_transform(texts)
+    qtype_svm = LinearSVC(C=1.0, random_state=seed).fit(matrix, labels)
+    hop_svm = LinearSVC(C=1.0, random_state=seed).fit(matrix, [qtype_hops(label) for label in labels])
+    return features, qtype_svm, hop_svm
+
+
+def _score(models: QuestionClassifiers, questions: Sequence[MetaqaQuestion]) -> dict[str, Any]:
+    """Per-question accuracy: masked (brackets), and raw (brackets removed, entity left in the text)."""
+    if not questions:
+        return {"questions": 0}
+    masked = [q.question for q in questions]
+    raw = [q.question.replace("[", "").replace("]", "") for q in questions]
+    gold = [q.qtype for q in questions]
+    result: dict[str, Any] = {"questions": len(questions)}
+    for name, texts in (("masked", masked), ("raw", raw)):
+        qtypes = models.predict_qtypes(texts)
+        hops = models.predict_hops_many(texts)
+        result[f"qtype_accuracy_{name}"] = float(np.mean([p.qtype == g
+                                                         for p, g in zip(qtypes, gold, strict=True)]))
+        result[f"hops_accuracy_{name}"] = float(np.mean([p.hops == q.hops for p, q in zip(hops, questions,
+                                                                                          strict=True)]))
+        result[f"hop_range_accuracy_{name}"] = float(np.mean([
+            p.hop_range == hop_range(q.hops) for p, q in zip(hops, questions, strict=True)]))
+    per_variant = Counter(q.variant for q in questions)
+    result["by_variant"] = dict(per_variant)
+    return result
+
+
+# --- train / save / load ------------------------------------------------------------------------------------
+
+def train_question_classifiers(data_root: Path | str | None = None, out_dir: Path | str | None = None,
+                               seed: int = DEFAULT_SEED, fills_per_pattern: int = 4,
+                               holdout_fraction: float = 0.2, use_ntm: bool = True,
+                               save: bool = True) -> QuestionClassifiers:
+    """Trains both classifiers on MetaQA dev + KB, scores a held-out set of patterns, refits on all, saves."""
+    began = time.perf_counter()
+    root = metaqa_dir(data_root)
+    pools = entity_pools(root)
+    patterns, questions = _dev_patterns(root, use_ntm)
+
+    held = _holdout_groups(patterns, holdout_fraction, random.Random(seed))
+    train_part = [p for p in patterns if p.group not in held]
+    heldout_models = QuestionClassifiers(*_fit(train_part, pools, fills_per_pattern, seed))
+    heldout = [q for q, group in questions if group in held]
+    holdout_report = _score(heldout_models, heldout)
+    holdout_report["vanilla"] = _score(heldout_models, [q for q in heldout if q.variant == "vanilla"])
+    holdout_report["patterns_held_out"] = len(held)
+
+    features, qtype_svm, hop_svm = _fit(patterns, pools, fills_per_pattern, seed)
+    files = [question_file(root, "dev", h) for h in HOPS] + [qtype_file(root, "dev", h) for h in HOPS]
+    if use_ntm:
+        files.append(question_file(root, "dev", 1, "ntm"))
+    files.append(root / "kb_dedup.txt")
+    metadata: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "seed": seed,
+        "fills_per_pattern": fills_per_pattern,
+        "holdout_fraction": holdout_fraction,
+        "use_ntm": use_ntm,
+        "model": "TF-IDF word 1-3 + char_wb 2-5 grams -> LinearSVC(C=1.0), one for qtype and one for hops",
+        "model_file": MODEL_FILE,
+        "sklearn_version": sklearn.__version__,
+        "data_files": {str(f.relative_to(root.parent)): file_digest(f) for f in files},
+        "patterns": len(patterns),
+        "vanilla_patterns": len({p.group for p in patterns}),
+        "training_examples": len(patterns) * (1 + fills_per_pattern),
+        "qtypes": sorted({p.qtype for p in patterns}),
+        "holdout": holdout_report,
+        "train_seconds": round(time.perf_counter() - began, 2),
+    }
+    models = QuestionClassifiers(features, qtype_svm, hop_svm, metadata)
+    if save:
+        _save(models, Path(out_dir) if out_dir is not None else models_dir())
+    return models
+
+
+def _save(models: QuestionClassifiers, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    os.close(fd)
+    joblib.dump({"features": models.features, "qtype": models.qtype_svm, "hops": models.hop_svm}, tmp,
+                compress=3)
+    os.replace(tmp, directory / MODEL_FILE)
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(models.metadata, handle, indent=2, sort_keys=True)
+    os.replace(tmp, directory / "metadata.json")  # written last: its presence means the models are complete
+
+
+def load_question_classifiers(directory: Path | str | None = None) -> QuestionClassifiers | None:
+    """The saved classifiers, or None when absent, incomplete or of another format/sklearn version."""
+    path = Path(directory) if directory is not None else models_dir()
+    try:
+        metadata = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
+        if (metadata.get("format_version") != FORMAT_VERSION
+                or metadata.get("sklearn_version") != sklearn.__version__):
+            return None
+        parts = joblib.load(path / MODEL_FILE)
+        return QuestionClassifiers(parts["features"], parts["qtype"], parts["hops"], metadata)
+    except (OSError, ValueError, EOFError, KeyError, TypeError):
+        return None
+
+
+_CACHE: dict[Path, QuestionClassifiers] = {}
+_LOCK = threading.Lock()
+
+
+def load_or_train_question_classifiers(directory: Path | str | None = None,
+                                       data_root: Path | str | None = None) -> QuestionClassifiers:
+    """What query-time code calls: the saved models (cached per process), trained first if none are saved."""
+    path = Path(directory) if directory is not None else models_dir()
+    with _LOCK:
+        cached = _CACHE.get(path)
+        if cached is None:
+            cached = load_question_classifiers(path) or train_question_classifiers(data_root, path)
+            _CACHE[path] = cached
+        return cached
+
+
+def predict_hop_range(question: str, entity_texts: Iterable[str] = ()) -> HopPrediction:
+    """FRAG's query-only hop-range classifier: ``simple`` (<= 2 hops) or ``complex``, and the hop count."""
+    return load_or_train_question_classifiers().predict_hops(question, entity_texts)
+
+
+if __name__ == "__main__":  # pragma: no cover - manual training run
+    trained = train_question_classifiers()
+    print(json.dumps({k: trained.metadata[k] for k in ("holdout", "train_seconds", "patterns")}, indent=2))

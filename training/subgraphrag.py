@@ -1,0 +1,657 @@
+"""Training the SubgraphRAG triple scorer and installing it for the database.
+
+Data flow (``kgqa train subgraphrag``):
+
+1. MetaQA dev questions are split by question (fixed seed, per hop) into train / validation / holdout. Test is
+   never read. Holdout is never trained or tuned on; the benchmark reports it as "dev".
+2. For each question the candidate subgraph and its DDE come from ``kgqa.subgraphrag.candidates`` (the same
+   code the in-database scorer uses), the weak labels from ``shortest_path_labels``. Training questions keep
+   all positives and a sample of negatives (half uniform, half "hard": touching a topic entity or sharing a
+   positive's relation); validation questions keep every candidate. Features are cached per configuration
+   under ``KGQA_HOME/cache/subgraphrag/<kg>/``; the 384-d embeddings come from one cached fetch per KG.
+3. The MLP Linear → ReLU → Linear → 1 over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail] is trained
+   with BCE (positives up-weighted by the negative:positive ratio, capped), Adam, early stopping on validation
+   triple recall@100. Training evaluates the first layer by parts (each entity, relation and question
+   projected once per batch, then summed per row); that is the same function as the plain MLP, and the test
+   suite checks it.
+4. The model is written as ONNX by hand (opset 17: Gemm → Relu → Gemm → Squeeze; input ``features`` float32
+   [N, input_dim], output ``scores`` float32 [N], N dynamic), checked against torch to 1e-5, and installed
+   with its ``meta.json`` at ``<KGQA_HOME>/models/subgraphrag/<name>/`` by rename.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from neo4j import Driver
+from torch import nn
+from tqdm import tqdm
+
+from kgqa.graph.config import kgqa_home
+from kgqa.graph.errors import KgqaError
+from kgqa.retrieve.subgraphrag import question_text
+from kgqa.training.subgraphrag_data import (
+    DDE_ROUNDS_FORWARD,
+    DDE_ROUNDS_REVERSE,
+    DEFAULT_MAX_CANDIDATES,
+    EMBEDDING_DIM,
+    KgIndex,
+    LocalGraph,
+    Question,
+    Subgraph,
+    _atomic_save_npz,
+    cache_dir,
+    dde_entity_dim,
+    feature_rows,
+    fetch_subgraph,
+    input_dim,
+    load_kg_index,
+    load_local_graph,
+    local_subgraph,
+    question_ids,
+    read_metaqa,
+    shortest_path_labels,
+    split_questions,
+)
+
+ENCODER_NAME = "all-MiniLM-L6-v2"
+FEATURE_CACHE_VERSION = 1
+ONNX_OPSET = 17
+ONNX_TOLERANCE = 1e-5
+RECALL_AT = 100
+MAX_POS_WEIGHT = 10.0
+
+SubgraphSource = Callable[[Sequence[str], int], Subgraph]
+
+
+def models_root() -> Path:
+    return kgqa_home() / "models" / "subgraphrag"
+
+
+def model_dir(name: str) -> Path:
+    return models_root() / name
+
+
+@dataclass
+class TrainConfig:
+    kg: str = "metaqa"
+    name: str = "default"
+    hops: int = 2  # candidate hops at inference; 3-hop questions are trained on 3-hop subgraphs
+    include_seed: bool = True
+    epochs: int = 12
+    limit: int | None = None  # training questions per hop (None: all of the train part)
+    val_questions: int = 300  # validation questions per hop for early stopping
+    hidden: int = 256
+    lr: float = 1e-3
+    batch_questions: int = 32
+    negatives: int = 512  # sampled negatives per training question
+    patience: int = 3
+    seed: int = 13
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+    source: str = "db"  # "db": kgqa.subgraphrag.candidates; "local": the numpy reference (tests, parity)
+    data_dir: Path | None = None  # MetaQA root (default ../shared/data/metaqa)
+    workers: int = 2  # concurrent candidate fetches
+
+
+@dataclass
+class TrainResult:
+    directory: Path
+    meta: dict[str, Any]
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+# --- the model --------------------------------------------------------------------------------------------
+
+class TripleScorer(nn.Module):
+    """Linear → ReLU → Linear → 1 over one feature row per candidate triple."""
+
+    def __init__(self, embedding_dim: int, dde_dim: int, hidden: int) -> None:
+        super().__init__()
+        self.embedding_dim = embedding_dim
+        self.dde_dim = dde_dim  # per entity
+        self.hidden = nn.Linear(4 * embedding_dim + 2 * dde_dim, hidden)
+        self.out = nn.Linear(hidden, 1)
+
+    @property
+    def input_dim(self) -> int:
+        return int(self.hidden.in_features)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.relu(self.hidden(features))).squeeze(-1)
+
+    def forward_parts(self, questions: torch.Tensor, entity_vectors: torch.Tensor, entity_dde: torch.Tensor,
+                      relation_vectors: torch.Tensor, row_question: torch.Tensor, row_head: torch.Tensor,
+                      row_relation: torch.Tensor, row_tail: torch.Tensor) -> torch.Tensor:
+        """``forward`` of rows given by index. Row i is [questions[row_question[i]] ‖
+        entity_vectors[row_head[i]] ‖ relation_vectors[row_relation[i]] ‖ entity_vectors[row_tail[i]] ‖
+        entity_dde[row_head[i]] ‖ entity_dde[row_tail[i]]]. The first layer meets each distinct part once."""
+        d, e = self.embedding_dim, self.dde_dim
+        weight = self.hidden.weight
+        w_q, w_h, w_r, w_t = weight[:, :d], weight[:, d:2 * d], weight[:, 2 * d:3 * d], weight[:, 3 * d:4 * d]
+        w_dh, w_dt = weight[:, 4 * d:4 * d + e], weight[:, 4 * d + e:]
+        q = questions @ w_q.T
+        r = relation_vectors @ w_r.T
+        as_head = entity_vectors @ w_h.T + entity_dde @ w_dh.T
+        as_tail = entity_vectors @ w_t.T + entity_dde @ w_dt.T
+        pre = q[row_question] + as_head[row_head] + r[row_relation] + as_tail[row_tail] + self.hidden.bias
+        return self.out(torch.relu(pre)).squeeze(-1)
+
+
+# --- examples ---------------------------------------------------------------------------------------------
+
+@dataclass
+class ExampleSet:
+    """Many questions' (possibly subsampled) candidate triples, concatenated, with offsets."""
+
+    question_rows: np.ndarray  # int64 [Q] row into the question-vector matrix
+    hops: np.ndarray  # int64 [Q]
+    entity_offsets: np.ndarray  # int64 [Q + 1]
+    entities: np.ndarray  # int64 [sum U] global entity indices
+    entity_dde: np.ndarray  # float32 [sum U, dde_dim]
+    row_offsets: np.ndarray  # int64 [Q + 1]
+    heads: np.ndarray  # int32 [sum N] local
+    relations: np.ndarray  # int32 [sum N]
+    tails: np.ndarray  # int32 [sum N] local
+    labels: np.ndarray  # bool [sum N]
+    positives: np.ndarray  # int64 [Q] positives in the full candidate set
+    candidates: np.ndarray  # int64 [Q] size of the full candidate set
+
+    def __len__(self) -> int:
+        return int(self.question_rows.size)
+
+    def subgraph(self, i: int) -> tuple[Subgraph, np.ndarray]:
+        e0, e1 = self.entity_offsets[i], self.entity_offsets[i + 1]
+        r0, r1 = self.row_offsets[i], self.row_offsets[i + 1]
+        sub = Subgraph(self.entities[e0:e1], self.entity_dde[e0:e1], self.heads[r0:r1], self.relations[r0:r1],
+                       self.tails[r0:r1], np.zeros(0, np.int32))
+        return sub, self.labels[r0:r1]
+
+    def save(self, path: Path) -> None:
+        _atomic_save_npz(path, **{k: v for k, v in asdict(self).items()})
+
+    @classmethod
+    def load(cls, path: Path) -> ExampleSet:
+        with np.load(path, allow_pickle=False) as data:
+            return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+
+    @classmethod
+    def concat(cls, parts: list[tuple[int, int, Subgraph, np.ndarray, int, int]], dde_dim: int) -> ExampleSet:
+        """From (question_row, hop, subgraph, labels, positives, candidates) tuples."""
+        def offsets(sizes: list[int]) -> np.ndarray:
+            out = np.zeros(len(sizes) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=out[1:])
+            return out
+
+        def cat(arrays: list[np.ndarray], dtype: Any, width: int | None = None) -> np.ndarray:
+            if arrays:
+                return np.concatenate(arrays).astype(dtype, copy=False)
+            return np.zeros((0, width) if width else 0, dtype=dtype)
+
+        return cls(
+            question_rows=np.asarray([p[0] for p in parts], dtype=np.int64),
+            hops=np.asarray([p[1] for p in parts], dtype=np.int64),
+            entity_offsets=offsets([p[2].entities.size for p in parts]),
+            entities=cat([p[2].entities for p in parts], np.int64),
+            entity_dde=cat([p[2].entity_dde for p in parts], np.float32, dde_dim),
+            row_offsets=offsets([p[2].size for p in parts]),
+            heads=cat([p[2].heads for p in parts], np.int32),
+            relations=cat([p[2].relations for p in parts], np.int32),
+            tails=cat([p[2].tails for p in parts], np.int32),
+            labels=cat([p[3] for p in parts], bool),
+            positives=np.asarray([p[4] for p in parts], dtype=np.int64),
+            candidates=np.asarray([p[5] for p in parts], dtype=np.int64),
+        )
+
+
+def sample_rows(subgraph: Subgraph, labels: np.ndarray, negatives: int,
+                rng: np.random.Generator) -> np.ndarray:
+    """All positive rows plus up to ``negatives`` negatives: half uniform, half hard (a negative touching a
+    topic entity or carrying a positive's relation)."""
+    positive = np.flatnonzero(labels)
+    negative = np.flatnonzero(~labels)
+    if negative.size <= negatives:
+        return np.sort(np.concatenate([positive, negative]))
+    touches_topic = np.isin(subgraph.heads[negative], subgraph.topics) | np.isin(subgraph.tails[negative],
+                                                                                subgraph.topics)
+    same_relation = np.isin(subgraph.relations[negative], np.unique(subgraph.relations[positive]))
+    hard = negative[touches_topic | same_relation]
+    n_hard = min(hard.size, negatives // 2)
+    picked_hard = rng.choice(hard, size=n_hard, replace=False) if n_hard else np.zeros(0, np.int64)
+    rest = np.setdiff1d(negative, picked_hard, assume_unique=True)
+    picked = rng.choice(rest, size=min(rest.size, negatives - n_hard), replace=False)
+    return np.sort(np.concatenate([positive, picked_hard, picked]))
+
+
+def candidate_hops(config_hops: int, question_hop: int) -> int:
+    """Candidate radius used for a question: the configured one, widened to the question's hop count."""
+    return max(config_hops, question_hop)
+
+
+def build_examples(questions: Sequence[Question], question_rows: Sequence[int], index: KgIndex,
+                   source: SubgraphSource, config_hops: int, include_seed: bool, negatives: int | None,
+                   seed: int, workers: int = 2, desc: str = "features") -> ExampleSet:
+    """Candidate subgraphs + weak labels for ``questions``; ``negatives=None`` keeps every candidate.
+
+    Questions whose topic entity is unknown or whose answers have no path in the candidates are dropped
+    from training (negatives given) but kept, with zero positives, for validation.
+    """
+    def one(item: tuple[int, Question, int]) -> tuple[int, int, Subgraph, np.ndarray, int, int] | None:
+        position, question, row = item
+        topic_ids = [index.entity_ids[i] for i in question_ids(index, question.topics)]
+        if not topic_ids:
+            return None
+        subgraph = source(topic_ids, candidate_hops(config_hops, question.hop))
+        answers = np.flatnonzero(np.isin(subgraph.entities, question_ids(index, question.answers)))
+        labels = shortest_path_labels(subgraph.entities.size, subgraph.heads, subgraph.tails,
+                                      subgraph.topics.tolist(), answers.tolist())
+        n_pos, n_all = int(labels.sum()), int(labels.size)
+        if negatives is not None:
+            if n_pos == 0:
+                return None
+            rows = sample_rows(subgraph, labels, negatives, np.random.default_rng([seed, position]))
+            subgraph, labels = subgraph.select(rows), labels[rows]
+        return row, question.hop, subgraph, labels, n_pos, n_all
+
+    items = [(i, q, r) for i, (q, r) in enumerate(zip(questions, question_rows, strict=True))]
+    parts: list[tuple[int, int, Subgraph, np.ndarray, int, int]] = []
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for result in tqdm(pool.map(one, items), total=len(items), desc=desc, unit="q", leave=False):
+            if result is not None:
+                parts.append(result)
+    return ExampleSet.concat(parts, dde_entity_dim(include_seed))
+
+
+def _cache_key(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def cached_examples(path_key: dict[str, Any], kg: str, build: Callable[[], ExampleSet]) -> ExampleSet:
+    path = cache_dir(kg) / f"features-{_cache_key(path_key)}.npz"
+    if path.exists():
+        return ExampleSet.load(path)
+    examples = build()
+    examples.save(path)
+    return examples
+
+
+def question_vectors(texts: Sequence[str], kg: str) -> np.ndarray:
+    """Question embeddings (sentence-transformers, the loader's encoder), cached by content."""
+    normalised = [question_text(t) for t in texts]
+    path = cache_dir(kg) / f"questions-{_cache_key({'texts': normalised, 'encoder': ENCODER_NAME})}.npy"
+    if path.exists():
+        return np.load(path)
+    from kgqa.models.encoder import embed
+
+    vectors = np.zeros((len(normalised), EMBEDDING_DIM), dtype=np.float32)
+    step = 2048
+    for start in tqdm(range(0, len(normalised), step), desc="question embeddings", unit="batch", leave=False):
+        vectors[start:start + step] = embed(normalised[start:start + step])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npy")
+    np.save(tmp, vectors)
+    os.replace(tmp, path)
+    return vectors
+
+
+# --- training ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Tensors:
+    questions: torch.Tensor
+    entities: torch.Tensor
+    relations: torch.Tensor
+
+
+def _batch(examples: ExampleSet, picks: Sequence[int], tensors: _Tensors, model: TripleScorer,
+           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits and labels of the rows of questions ``picks``."""
+    ent_parts, dde_parts, heads, rels, tails, qs, labels = [], [], [], [], [], [], []
+    slot = 0
+    for b, i in enumerate(picks):
+        e0, e1 = examples.entity_offsets[i], examples.entity_offsets[i + 1]
+        r0, r1 = examples.row_offsets[i], examples.row_offsets[i + 1]
+        ent_parts.append(examples.entities[e0:e1])
+        dde_parts.append(examples.entity_dde[e0:e1])
+        heads.append(examples.heads[r0:r1].astype(np.int64) + slot)
+        tails.append(examples.tails[r0:r1].astype(np.int64) + slot)
+        rels.append(examples.relations[r0:r1].astype(np.int64))
+        qs.append(np.full(r1 - r0, b, dtype=np.int64))
+        labels.append(examples.labels[r0:r1])
+        slot += e1 - e0
+    slots = np.concatenate(ent_parts)
+    unique, inverse = np.unique(slots, return_inverse=True)
+    entity_vectors = tensors.entities[torch.from_numpy(unique)][torch.from_numpy(inverse)]
+    question_vectors = tensors.questions[torch.from_numpy(examples.question_rows[list(picks)])]
+    def cat(parts: list[np.ndarray]) -> torch.Tensor:
+        return torch.from_numpy(np.concatenate(parts))
+
+    logits = model.forward_parts(question_vectors, entity_vectors, cat(dde_parts), tensors.relations, cat(qs),
+                                 cat(heads), cat(rels), cat(tails))
+    return logits, torch.from_numpy(np.concatenate(labels))
+
+
+@torch.no_grad()
+def score_examples(model: TripleScorer, examples: ExampleSet, tensors: _Tensors,
+                   batch_questions: int = 16) -> list[np.ndarray]:
+    """Per-question score arrays."""
+    model.eval()
+    out: list[np.ndarray] = []
+    for start in range(0, len(examples), batch_questions):
+        picks = list(range(start, min(start + batch_questions, len(examples))))
+        logits, _labels = _batch(examples, picks, tensors, model)
+        flat = logits.numpy()
+        for i in picks:
+            n = int(examples.row_offsets[i + 1] - examples.row_offsets[i])
+            out.append(flat[:n])
+            flat = flat[n:]
+    return out
+
+
+def triple_recall_at(scores: Sequence[np.ndarray], examples: ExampleSet,
+                     k: int = RECALL_AT) -> dict[str, float]:
+    """Mean triple recall@k over questions with positives, overall and per hop."""
+    per_hop: dict[int, list[float]] = {}
+    for i, s in enumerate(scores):
+        n_pos = int(examples.positives[i])
+        if n_pos == 0:
+            continue
+        labels = examples.labels[examples.row_offsets[i]:examples.row_offsets[i + 1]]
+        top = np.argsort(-s, kind="stable")[:k]
+        per_hop.setdefault(int(examples.hops[i]), []).append(float(labels[top].sum()) / n_pos)
+    result = {f"recall@{k}/{hop}hop": float(np.mean(v)) for hop, v in sorted(per_hop.items())}
+    every = [x for v in per_hop.values() for x in v]
+    result[f"recall@{k}"] = float(np.mean(every)) if every else 0.0
+    return result
+
+
+def fit(model: TripleScorer, train: ExampleSet, val: ExampleSet, tensors: _Tensors, config: TrainConfig,
+        log: Callable[[str], None] = print) -> list[dict[str, float]]:
+    """Adam + BCE with early stopping on validation recall@100; leaves the best weights in ``model``."""
+    generator = torch.Generator().manual_seed(config.seed)
+    n_pos = int(train.labels.sum())
+    n_neg = int(train.labels.size - n_pos)
+    pos_weight = torch.tensor(min(MAX_POS_WEIGHT, max(1.0, n_neg / max(1, n_pos))))
+    loss_fn = nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+    optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
+    history: list[dict[str, float]] = []
+    best_recall, best_state, since_best = -1.0, None, 0
+    for epoch in range(1, config.epochs + 1):
+        model.train()
+        began = time.perf_counter()
+        order = torch.randperm(len(train), generator=generator).tolist()
+        losses: list[float] = []
+        bar = tqdm(range(0, len(order), config.batch_questions), desc=f"epoch {epoch}/{config.epochs}",
+                   unit="batch", leave=False)
+        for start in bar:
+            logits, labels = _batch(train, order[start:start + config.batch_questions], tensors, model)
+            loss = loss_fn(logits, labels.float())
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(float(loss.detach()))
+            bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
+        metrics = triple_recall_at(score_examples(model, val, tensors), val)
+        row = {"epoch": float(epoch), "loss": float(np.mean(losses)) if losses else 0.0,
+               "seconds": time.perf_counter() - began, **metrics}
+        history.append(row)
+        log(f"epoch {epoch}: loss {row['loss']:.4f}  val " +
+            "  ".join(f"{k} {v:.3f}" for k, v in metrics.items()) + f"  ({row['seconds']:.0f}s)")
+        if metrics[f"recall@{RECALL_AT}"] > best_recall + 1e-4:
+            best_recall, since_best = metrics[f"recall@{RECALL_AT}"], 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            since_best += 1
+            if since_best >= config.patience:
+                log(f"early stop: no validation gain for {config.patience} epochs")
+                break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    return history
+
+
+# --- ONNX -------------------------------------------------------------------------------------------------
+
+def to_onnx(model: TripleScorer) -> bytes:
+    """The MLP as an ONNX graph (opset 17), written node by node from the weights.
+
+    Building the four nodes directly keeps the file independent of torch's exporter generations (the
+    TorchScript exporter is deprecated; the dynamo one needs onnxscript) and the result is checked
+    numerically against torch anyway.
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    params = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
+    initializers = [
+        numpy_helper.from_array(params["hidden.weight"], "hidden.weight"),
+        numpy_helper.from_array(params["hidden.bias"], "hidden.bias"),
+        numpy_helper.from_array(params["out.weight"], "out.weight"),
+        numpy_helper.from_array(params["out.bias"], "out.bias"),
+        numpy_helper.from_array(np.asarray([1], dtype=np.int64), "squeeze_axes"),
+    ]
+    nodes = [
+        helper.make_node("Gemm", ["features", "hidden.weight", "hidden.bias"], ["pre"], transB=1,
+                         name="hidden"),
+        helper.make_node("Relu", ["pre"], ["act"], name="relu"),
+        helper.make_node("Gemm", ["act", "out.weight", "out.bias"], ["logit"], transB=1, name="out"),
+        helper.make_node("Squeeze", ["logit", "squeeze_axes"], ["scores"], name="squeeze"),
+    ]
+    graph = helper.make_graph(
+        nodes, "subgraphrag_triple_scorer",
+        [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["N", model.input_dim])],
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N"])],
+        initializer=initializers,
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
+                              producer_name="kgqa.training.subgraphrag")
+    proto.ir_version = 8  # readable by every ONNX Runtime >= 1.10
+    onnx.checker.check_model(proto, full_check=True)
+    return proto.SerializeToString()
+
+
+def check_onnx(model_bytes: bytes, model: TripleScorer, rows: np.ndarray,
+               tolerance: float = ONNX_TOLERANCE) -> float:
+    """Max |onnx - torch| over ``rows``; raises KgqaError above ``tolerance``."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    model.eval()
+    worst = 0.0
+    for start in range(0, max(1, rows.shape[0]), 4096):
+        chunk = np.ascontiguousarray(rows[start:start + 4096], dtype=np.float32)
+        if chunk.shape[0] == 0:
+            continue
+        (onnx_scores,) = session.run(["scores"], {"features": chunk})
+        with torch.no_grad():
+            torch_scores = model(torch.from_numpy(chunk)).numpy()
+        if onnx_scores.shape != torch_scores.shape:
+            raise KgqaError(f"ONNX scores have shape {onnx_scores.shape}, torch {torch_scores.shape}")
+        worst = max(worst, float(np.max(np.abs(onnx_scores - torch_scores))))
+    if worst > tolerance:
+        raise KgqaError(f"ONNX and torch scores differ by {worst:.2e} (> {tolerance:.0e}); "
+                        "model not installed")
+    return worst
+
+
+def check_rows(model: TripleScorer, examples: ExampleSet, index: KgIndex, question_matrix: np.ndarray,
+               max_rows: int = 20000, seed: int = 0) -> np.ndarray:
+    """Real feature rows (from validation questions) plus random and edge-case rows for the ONNX check."""
+    rows: list[np.ndarray] = []
+    total = 0
+    for i in range(len(examples)):
+        sub, _labels = examples.subgraph(i)
+        block = feature_rows(sub, index, question_matrix[examples.question_rows[i]])
+        rows.append(block[: max_rows - total])
+        total += rows[-1].shape[0]
+        if total >= max_rows:
+            break
+    rng = np.random.default_rng(seed)
+    rows.append(rng.normal(0, 0.1, size=(256, model.input_dim)).astype(np.float32))
+    rows.append(np.zeros((1, model.input_dim), dtype=np.float32))
+    return np.concatenate(rows)
+
+
+def install_model(name: str, model_bytes: bytes, meta: dict[str, Any], root: Path | None = None) -> Path:
+    """Writes ``model.onnx`` + ``meta.json`` into a temporary sibling directory and renames it into place."""
+    root = root or models_root()
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / name
+    stamp = f"{os.getpid()}-{time.time_ns()}"
+    tmp = root / f".{name}.tmp-{stamp}"
+    tmp.mkdir()
+    try:
+        (tmp / "model.onnx").write_bytes(model_bytes)
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        for f in (tmp / "model.onnx", tmp / "meta.json"):
+            with open(f, "rb") as handle:
+                os.fsync(handle.fileno())
+        old = root / f".{name}.old-{stamp}"
+        if target.exists():
+            os.rename(target, old)
+        os.rename(tmp, target)
+        if old.exists():
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+# --- the whole pipeline -----------------------------------------------------------------------------------
+
+def make_source(driver: Driver, index: KgIndex, config: TrainConfig) -> SubgraphSource:
+    if config.source == "db":
+        def from_db(topic_ids: Sequence[str], hops: int) -> Subgraph:
+            return fetch_subgraph(driver, index, topic_ids, hops, config.include_seed, config.max_candidates)
+
+        return from_db
+    if config.source == "local":
+        graph: LocalGraph = load_local_graph(driver, index)
+
+        def from_local(topic_ids: Sequence[str], hops: int) -> Subgraph:
+            return local_subgraph(graph, [index.entity(t) for t in topic_ids], hops, config.include_seed,
+                                  config.max_candidates)
+
+        return from_local
+    raise KgqaError(f"unknown candidate source {config.source!r} (db or local)")
+
+
+def metaqa_root(config: TrainConfig) -> Path:
+    if config.data_dir is not None:
+        return Path(config.data_dir)
+    from kgqa.evaluation.datasets import shared_data_dir
+
+    return shared_data_dir() / "metaqa"
+
+
+def dev_splits(config: TrainConfig) -> tuple[list[Question], list[Question], list[Question]]:
+    """(train, validation, holdout) of MetaQA dev for this configuration's seed."""
+    return split_questions(read_metaqa(metaqa_root(config), "dev"), config.seed)
+
+
+def _cap_per_hop(questions: list[Question], cap: int | None) -> list[Question]:
+    if cap is None:
+        return questions
+    counts: dict[int, int] = {}
+    kept: list[Question] = []
+    for q in questions:
+        if counts.get(q.hop, 0) < cap:
+            kept.append(q)
+            counts[q.hop] = counts.get(q.hop, 0) + 1
+    return kept
+
+
+def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], None] = print) -> TrainResult:
+    """Builds features, trains, exports, checks and installs one model; returns its directory and meta."""
+    if config.hops < 1:
+        raise KgqaError(f"--hops must be at least 1, got {config.hops}")
+    if config.epochs < 1:
+        raise KgqaError(f"--epochs must be at least 1, got {config.epochs}")
+    if config.limit is not None and config.limit < 1:
+        raise KgqaError(f"--limit must be at least 1, got {config.limit}")
+    began = time.perf_counter()
+    torch.manual_seed(config.seed)
+    np.random.seed(config.seed)
+    index = load_kg_index(driver, config.kg)
+    if index.embedding_dim != EMBEDDING_DIM:
+        raise KgqaError(f"KG {config.kg!r} stores {index.embedding_dim}-d embeddings; the scorer expects "
+                        f"{EMBEDDING_DIM} ({ENCODER_NAME})")
+    train_q, val_q, hold_q = dev_splits(config)
+    train_q = _cap_per_hop(train_q, config.limit)
+    val_q = _cap_per_hop(val_q, config.val_questions if config.limit is None
+                         else min(config.val_questions, max(20, config.limit // 4)))
+    log(f"MetaQA dev: {len(train_q)} training, {len(val_q)} validation questions "
+        f"({len(hold_q)} held out for the benchmark)")
+    texts = [q.text for q in train_q + val_q]
+    vectors = question_vectors(texts, config.kg)
+    source = make_source(driver, index, config)
+    common = {"version": FEATURE_CACHE_VERSION, "kg": index.fingerprint, "hops": config.hops,
+              "seed_dde": config.include_seed, "max": config.max_candidates, "source": config.source,
+              "seed": config.seed}
+    train = cached_examples(
+        {**common, "questions": [q.key for q in train_q], "negatives": config.negatives}, config.kg,
+        lambda: build_examples(train_q, range(len(train_q)), index, source, config.hops, config.include_seed,
+                               config.negatives, config.seed, config.workers, desc="training features"))
+    val = cached_examples(
+        {**common, "questions": [q.key for q in val_q], "negatives": None}, config.kg,
+        lambda: build_examples(val_q, range(len(train_q), len(texts)), index, source, config.hops,
+                               config.include_seed, None, config.seed, config.workers,
+                               desc="validation features"))
+    if len(train) == 0:
+        raise KgqaError("no training question has a path from its topic entity to an answer "
+                        "in its candidates")
+    log(f"features: {len(train)} training questions, {train.labels.size} rows "
+        f"({int(train.labels.sum())} positive); {len(val)} validation questions, {val.labels.size} rows "
+        f"({time.perf_counter() - began:.0f}s so far)")
+    tensors = _Tensors(torch.from_numpy(vectors), torch.from_numpy(index.entity_vectors),
+                       torch.from_numpy(index.relation_vectors))
+    model = TripleScorer(EMBEDDING_DIM, dde_entity_dim(config.include_seed), config.hidden)
+    history = fit(model, train, val, tensors, config, log)
+    best = max(history, key=lambda row: row[f"recall@{RECALL_AT}"])
+    model_bytes = to_onnx(model)
+    max_diff = check_onnx(model_bytes, model, check_rows(model, val, index, vectors))
+    log(f"ONNX check: max |onnx - torch| = {max_diff:.2e}")
+    data_dir = metaqa_root(config)
+    meta: dict[str, Any] = {
+        "input_dim": input_dim(config.include_seed),
+        "embedding_dim": EMBEDDING_DIM,
+        "dde_rounds_forward": DDE_ROUNDS_FORWARD,
+        "dde_rounds_reverse": DDE_ROUNDS_REVERSE,
+        "include_seed": config.include_seed,
+        "encoder": ENCODER_NAME,
+        "hops": config.hops,
+        "kg": config.kg,
+        "max_candidates": config.max_candidates,
+        "hidden": config.hidden,
+        "seed": config.seed,
+        "data_files": [str(data_dir / f"{h}-hop" / "vanilla" / "qa_dev.txt") for h in (1, 2, 3)],
+        "split": {"train": len(train_q), "validation": len(val_q), "holdout": len(hold_q),
+                  "fractions": {"validation": 0.1, "holdout": 0.1}, "by": "question, per hop, seeded"},
+        "question_text": "brackets removed (kgqa.retrieve.subgraphrag.question_text)",
+        "epochs": len(history),
+        "epochs_max": config.epochs,
+        "best_epoch": int(best["epoch"]),
+        "best_dev_recall@100": round(best[f"recall@{RECALL_AT}"], 4),
+        "validation": {k: round(v, 4) for k, v in best.items() if k.startswith("recall")},
+        "negatives_per_question": config.negatives,
+        "candidate_source": config.source,
+        "onnx_max_abs_diff": max_diff,
+        "onnx_opset": ONNX_OPSET,
+        "training_seconds": round(time.perf_counter() - began, 1),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+    directory = install_model(config.name, model_bytes, meta)
+    log(f"installed {directory}")
+    return TrainResult(directory, meta, history)

@@ -1,0 +1,484 @@
+"""Data for the SubgraphRAG triple scorer: embedding caches, candidate subgraphs, DDE, weak labels.
+
+Everything here is numpy (no torch), so the benchmark and the retrievers can use it too.
+
+* ``KgIndex`` — the stored 384-d embeddings of one KG's entities and relations, fetched once through Bolt and
+  cached as ``.npz`` under ``KGQA_HOME/cache/subgraphrag/<kg>/`` (a fingerprint of the KG invalidates it).
+* ``Subgraph`` — one question's candidate triples as local entity indices plus the per-entity DDE codes. The
+  authoritative source is the ``kgqa.subgraphrag.candidates`` procedure (``fetch_subgraph``), so training and
+  in-database inference share one DDE implementation. ``local_subgraph`` + ``dde_codes`` are a numpy reference
+  of the same definition, used by the unit tests and to cross-check the procedure.
+* ``shortest_path_labels`` — the weak labels: every triple on a shortest path between a topic entity and an
+  answer entity, edges usable in both directions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from neo4j import Driver
+
+from kgqa.graph.config import kgqa_home
+from kgqa.graph.errors import KgqaError
+
+EMBEDDING_DIM = 384
+DDE_ROUNDS_FORWARD = 2
+DDE_ROUNDS_REVERSE = 2
+DEFAULT_MAX_CANDIDATES = 20000
+
+
+def dde_entity_dim(include_seed: bool) -> int:
+    """Width of one entity's DDE code: 2 per round (+2 for the seed one-hot s0)."""
+    return 2 * (DDE_ROUNDS_FORWARD + DDE_ROUNDS_REVERSE + (1 if include_seed else 0))
+
+
+def input_dim(include_seed: bool, embedding_dim: int = EMBEDDING_DIM) -> int:
+    """Width of one feature row [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail]."""
+    return 4 * embedding_dim + 2 * dde_entity_dim(include_seed)
+
+
+def cache_dir(kg: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", kg)
+    return kgqa_home() / "cache" / "subgraphrag" / safe
+
+
+def _atomic_save_npz(path: Path, **arrays: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp.npz", dir=path.parent)
+    os.close(fd)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+# --- the embedding cache ---------------------------------------------------------------------------------
+
+@dataclass
+class KgIndex:
+    """One KG's entity and relation embeddings, addressable by entity id and relation name."""
+
+    kg: str
+    entity_ids: list[str]
+    entity_names: list[str]
+    entity_vectors: np.ndarray  # float32 [E, d], L2-normalised as stored by the loader
+    relation_names: list[str]
+    relation_vectors: np.ndarray  # float32 [R, d]
+    fingerprint: str = ""
+    _id_index: dict[str, int] = field(default_factory=dict, repr=False)
+    _rel_index: dict[str, int] = field(default_factory=dict, repr=False)
+    _name_index: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._id_index = {e: i for i, e in enumerate(self.entity_ids)}
+        self._rel_index = {r: i for i, r in enumerate(self.relation_names)}
+
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.entity_vectors.shape[1])
+
+    def entity(self, entity_id: str) -> int:
+        try:
+            return self._id_index[entity_id]
+        except KeyError:
+            raise KgqaError(f"entity {entity_id!r} is not in KG {self.kg!r}") from None
+
+    def has_entity(self, entity_id: str) -> bool:
+        return entity_id in self._id_index
+
+    def relation(self, name: str) -> int:
+        try:
+            return self._rel_index[name]
+        except KeyError:
+            raise KgqaError(f"relation {name!r} has no (:Relation) node in KG {self.kg!r}") from None
+
+    def entities_named(self, name: str) -> list[int]:
+        """Indices of the entities with this exact name (MetaQA names are ids; Freebase names are not)."""
+        if not self._name_index:
+            index: dict[str, list[int]] = {}
+            for i, entity_name in enumerate(self.entity_names):
+                index.setdefault(entity_name, []).append(i)
+            self._name_index = index
+        return self._name_index.get(name, [])
+
+
+_FINGERPRINT_QUERY = """
+OPTIONAL MATCH (k:KG {name: $kg})
+WITH properties(k) AS props
+CALL () { MATCH (e:Entity {kg: $kg}) RETURN count(e) AS entities }
+CALL () { MATCH (r:Relation {kg: $kg}) RETURN count(r) AS relations }
+RETURN props, entities, relations
+"""
+
+_ENTITY_QUERY = "MATCH (e:Entity {kg: $kg}) RETURN e.id AS id, e.name AS name, e.embedding AS embedding"
+_RELATION_QUERY = "MATCH (r:Relation {kg: $kg}) RETURN r.name AS name, r.embedding AS embedding ORDER BY name"
+
+
+def kg_fingerprint(driver: Driver, kg: str) -> str:
+    records, _, _ = driver.execute_query(_FINGERPRINT_QUERY, kg=kg)
+    record = records[0]
+    props = {k: str(v) for k, v in (record["props"] or {}).items()}
+    if record["entities"] == 0:
+        raise KgqaError(f"KG {kg!r} has no entities; load it first (kgqa load ...)")
+    if props.get("status", "").lower() == "loading":
+        raise KgqaError(f"KG {kg!r} is still loading; try again when `kgqa kgs` shows it loaded")
+    blob = json.dumps({"props": props, "entities": record["entities"], "relations": record["relations"]},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def load_kg_index(driver: Driver, kg: str, refresh: bool = False) -> KgIndex:
+    """The embedding cache of ``kg``, fetched from the database when missing or stale."""
+    fingerprint = kg_fingerprint(driver, kg)
+    path = cache_dir(kg) / "embeddings.npz"
+    if path.exists() and not refresh:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["fingerprint"]) == fingerprint:
+                return KgIndex(kg, data["entity_ids"].tolist(), data["entity_names"].tolist(),
+                               data["entity_vectors"], data["relation_names"].tolist(),
+                               data["relation_vectors"], fingerprint)
+    ids: list[str] = []
+    names: list[str] = []
+    vectors: list[list[float]] = []
+    missing = 0
+    with driver.session() as session:
+        for record in session.run(_ENTITY_QUERY, kg=kg):
+            embedding = record["embedding"]
+            if embedding is None:
+                missing += 1
+                continue
+            ids.append(str(record["id"]))
+            names.append(str(record["name"] if record["name"] is not None else record["id"]))
+            vectors.append(embedding)
+        relations = list(session.run(_RELATION_QUERY, kg=kg))
+    if missing:
+        raise KgqaError(f"{missing} entities of KG {kg!r} have no embedding; finish loading it first")
+    rel_missing = [r["name"] for r in relations if r["embedding"] is None]
+    if rel_missing or not relations:
+        raise KgqaError(f"KG {kg!r} lacks relation embeddings "
+                        f"({len(rel_missing)} missing of {len(relations)})")
+    index = KgIndex(kg, ids, names, np.asarray(vectors, dtype=np.float32),
+                    [str(r["name"]) for r in relations],
+                    np.asarray([r["embedding"] for r in relations], dtype=np.float32), fingerprint)
+    _atomic_save_npz(path, fingerprint=np.asarray(fingerprint), entity_ids=np.asarray(index.entity_ids),
+                     entity_names=np.asarray(index.entity_names), entity_vectors=index.entity_vectors,
+                     relation_names=np.asarray(index.relation_names), relation_vectors=index.relation_vectors)
+    return index
+
+
+# --- one question's candidate subgraph -------------------------------------------------------------------
+
+@dataclass
+class Subgraph:
+    """Candidate triples of one question with local entity indices and per-entity DDE codes."""
+
+    entities: np.ndarray  # int64 [U] global entity indices (into KgIndex)
+    entity_dde: np.ndarray  # float32 [U, dde_entity_dim]
+    heads: np.ndarray  # int32 [N] local entity indices
+    relations: np.ndarray  # int32 [N] relation indices (into KgIndex)
+    tails: np.ndarray  # int32 [N] local entity indices
+    topics: np.ndarray  # int32 local indices of the topic entities present in the subgraph
+
+    @property
+    def size(self) -> int:
+        return int(self.heads.shape[0])
+
+    def triple_dde(self) -> np.ndarray:
+        """[N, 2 * dde_entity_dim] = [dde_head ‖ dde_tail]."""
+        return np.concatenate([self.entity_dde[self.heads], self.entity_dde[self.tails]], axis=1)
+
+    def select(self, rows: np.ndarray) -> Subgraph:
+        """The same subgraph restricted to some triples (entity codes are kept as computed on the whole)."""
+        return Subgraph(self.entities, self.entity_dde, self.heads[rows], self.relations[rows],
+                        self.tails[rows], self.topics)
+
+
+def feature_rows(subgraph: Subgraph, index: KgIndex, question_vector: np.ndarray) -> np.ndarray:
+    """The scorer's input rows [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail] (float32 [N, D])."""
+    n = subgraph.size
+    zq = np.broadcast_to(question_vector.astype(np.float32), (n, question_vector.shape[-1]))
+    heads = index.entity_vectors[subgraph.entities[subgraph.heads]]
+    rels = index.relation_vectors[subgraph.relations]
+    tails = index.entity_vectors[subgraph.entities[subgraph.tails]]
+    return np.ascontiguousarray(np.concatenate([zq, heads, rels, tails, subgraph.triple_dde()], axis=1),
+                                dtype=np.float32)
+
+
+_CANDIDATES_QUERY = """
+CALL kgqa.subgraphrag.candidates($kg, $topicIds, {hops: $hops, maxCandidates: $maxCandidates,
+                                                 includeSeed: $includeSeed})
+YIELD headId, relation, tailId, dde
+RETURN headId, relation, tailId, dde
+"""
+
+
+def fetch_subgraph(driver: Driver, index: KgIndex, topic_ids: Sequence[str], hops: int, include_seed: bool,
+                   max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Subgraph:
+    """A question's candidates and DDE codes from the ``kgqa.subgraphrag.candidates`` procedure."""
+    records, _, _ = driver.execute_query(_CANDIDATES_QUERY, kg=index.kg, topicIds=list(topic_ids), hops=hops,
+                                         maxCandidates=max_candidates, includeSeed=include_seed)
+    width = dde_entity_dim(include_seed)
+    local: dict[str, int] = {}
+    codes: list[Sequence[float]] = []
+    heads = np.empty(len(records), dtype=np.int32)
+    rels = np.empty(len(records), dtype=np.int32)
+    tails = np.empty(len(records), dtype=np.int32)
+    for row, record in enumerate(records):
+        dde = record["dde"]
+        if len(dde) != 2 * width:
+            raise KgqaError(f"kgqa.subgraphrag.candidates returned a DDE of width {len(dde)}, "
+                            f"expected {2 * width}")
+        ends = ((record["headId"], dde[:width], heads), (record["tailId"], dde[width:], tails))
+        for entity_id, code, out in ends:
+            slot = local.get(entity_id)
+            if slot is None:
+                slot = local[entity_id] = len(codes)
+                codes.append(code)
+            out[row] = slot
+        rels[row] = index.relation(record["relation"])
+    entity_ids = list(local)
+    topics = np.asarray([local[t] for t in topic_ids if t in local], dtype=np.int32)
+    return Subgraph(
+        entities=np.asarray([index.entity(e) for e in entity_ids], dtype=np.int64),
+        entity_dde=np.asarray(codes, dtype=np.float32).reshape(len(codes), width),
+        heads=heads, relations=rels, tails=tails, topics=topics,
+    )
+
+
+# --- numpy reference: candidates and DDE -----------------------------------------------------------------
+
+@dataclass
+class LocalGraph:
+    """A whole KG as triple arrays over global indices (for the reference implementation and tests)."""
+
+    heads: np.ndarray  # int64 [T]
+    relations: np.ndarray  # int32 [T]
+    tails: np.ndarray  # int64 [T]
+    n_entities: int
+    _incident: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    def incident(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR (offsets, triple ids) of the triples incident to each entity, either direction."""
+        if self._incident is None:
+            ends = np.concatenate([self.heads, self.tails])
+            triples = np.concatenate([np.arange(self.heads.size), np.arange(self.tails.size)])
+            loops = np.concatenate([np.zeros(self.heads.size, bool), self.heads == self.tails])
+            ends, triples = ends[~loops], triples[~loops]
+            order = np.argsort(ends, kind="stable")
+            offsets = np.zeros(self.n_entities + 1, dtype=np.int64)
+            np.cumsum(np.bincount(ends, minlength=self.n_entities), out=offsets[1:])
+            self._incident = (offsets, triples[order])
+        return self._incident
+
+
+def load_local_graph(driver: Driver, index: KgIndex) -> LocalGraph:
+    """All triples of the KG (cached next to the embeddings)."""
+    path = cache_dir(index.kg) / "triples.npz"
+    if path.exists():
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["fingerprint"]) == index.fingerprint:
+                return LocalGraph(data["heads"], data["relations"], data["tails"], len(index.entity_ids))
+    query = ("MATCH (h:Entity {kg: $kg})-[r]->(t:Entity {kg: $kg}) "
+             "RETURN h.id AS h, type(r) AS r, t.id AS t")
+    heads: list[int] = []
+    rels: list[int] = []
+    tails: list[int] = []
+    with driver.session() as session:
+        for record in session.run(query, kg=index.kg):
+            heads.append(index.entity(record["h"]))
+            rels.append(index.relation(record["r"]))
+            tails.append(index.entity(record["t"]))
+    graph = LocalGraph(np.asarray(heads, np.int64), np.asarray(rels, np.int32), np.asarray(tails, np.int64),
+                       len(index.entity_ids))
+    _atomic_save_npz(path, fingerprint=np.asarray(index.fingerprint), heads=graph.heads,
+                     relations=graph.relations, tails=graph.tails)
+    return graph
+
+
+def dde_codes(n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int],
+              include_seed: bool) -> np.ndarray:
+    """Per-entity DDE [s0?] ‖ f1 ‖ f2 ‖ r1 ‖ r2 (float32 [n_nodes, dde_entity_dim]).
+
+    s0 is the one-hot [not-topic, topic]. A forward round gives each entity the mean of its in-neighbours'
+    vectors (one term per triple, so parallel triples count twice); a reverse round the mean of its
+    out-neighbours'. Entities without such neighbours get zeros. Both directions start from s0.
+    """
+    s0 = np.zeros((n_nodes, 2), dtype=np.float64)
+    s0[:, 0] = 1.0
+    topic_list = list(topics)
+    s0[topic_list, 0] = 0.0
+    s0[topic_list, 1] = 1.0
+
+    def propagate(x: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        total = np.zeros_like(x)
+        np.add.at(total, dst, x[src])
+        count = np.bincount(dst, minlength=n_nodes).astype(np.float64)
+        return np.divide(total, count[:, None], out=np.zeros_like(total), where=count[:, None] > 0)
+
+    parts = [s0] if include_seed else []
+    x = s0
+    for _ in range(DDE_ROUNDS_FORWARD):
+        x = propagate(x, heads, tails)
+        parts.append(x)
+    x = s0
+    for _ in range(DDE_ROUNDS_REVERSE):
+        x = propagate(x, tails, heads)
+        parts.append(x)
+    return np.concatenate(parts, axis=1).astype(np.float32)
+
+
+def local_subgraph(graph: LocalGraph, topics: Sequence[int], hops: int, include_seed: bool,
+                   max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Subgraph:
+    """Reference candidates: the triples with an end within ``hops - 1`` undirected hops of a topic entity
+    (i.e. reachable in at most ``hops`` steps), nearest first, capped; then DDE over that subgraph."""
+    offsets, incident = graph.incident()
+    dist = np.full(graph.n_entities, -1, dtype=np.int64)
+    frontier = np.unique(np.asarray(topics, dtype=np.int64))
+    dist[frontier] = 0
+    chosen: list[np.ndarray] = []
+    seen_triples = np.zeros(graph.heads.size, dtype=bool)
+    total = 0
+    for depth in range(hops):
+        if frontier.size == 0 or total >= max_candidates:
+            break
+        triples = np.unique(np.concatenate([incident[offsets[e]:offsets[e + 1]] for e in frontier]))
+        triples = triples[~seen_triples[triples]]
+        seen_triples[triples] = True
+        triples = triples[: max_candidates - total]
+        chosen.append(triples)
+        total += triples.size
+        ends = np.concatenate([graph.heads[triples], graph.tails[triples]])
+        ends = np.unique(ends[dist[ends] < 0])
+        dist[ends] = depth + 1
+        frontier = ends
+    rows = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
+    global_heads, global_tails = graph.heads[rows], graph.tails[rows]
+    entities, inverse = np.unique(np.concatenate([np.asarray(topics, np.int64), global_heads, global_tails]),
+                                  return_inverse=True)
+    n_topics = len(topics)
+    local_topics = inverse[:n_topics].astype(np.int32)
+    local_heads = inverse[n_topics:n_topics + rows.size].astype(np.int32)
+    local_tails = inverse[n_topics + rows.size:].astype(np.int32)
+    codes = dde_codes(entities.size, local_heads, local_tails, local_topics, include_seed)
+    return Subgraph(entities=entities, entity_dde=codes,
+                    heads=local_heads, relations=graph.relations[rows].astype(np.int32), tails=local_tails,
+                    topics=local_topics)
+
+
+# --- weak labels ------------------------------------------------------------------------------------------
+
+def shortest_path_labels(n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int],
+                         answers: Iterable[int]) -> np.ndarray:
+    """True for every triple on a shortest path between a topic entity and an answer entity.
+
+    Triples are undirected edges here. For each topic, a BFS gives distances; a triple (u, v) with
+    dist[v] = dist[u] + 1 is on a shortest path to some answer iff v is an answer or leads on, along such
+    steps, to one. Answers that are topic entities (distance 0) are ignored.
+    """
+    heads = np.asarray(heads, dtype=np.int64)
+    tails = np.asarray(tails, dtype=np.int64)
+    labels = np.zeros(heads.size, dtype=bool)
+    answer_mask = np.zeros(n_nodes, dtype=bool)
+    answer_list = list(answers)
+    if not answer_list or heads.size == 0:
+        return labels
+    answer_mask[answer_list] = True
+    src = np.concatenate([heads, tails])
+    dst = np.concatenate([tails, heads])
+    edge = np.concatenate([np.arange(heads.size), np.arange(heads.size)])
+    dst_sorted = dst[np.argsort(src, kind="stable")]
+    offsets = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n_nodes), out=offsets[1:])
+    for topic in sorted(set(topics)):
+        dist = np.full(n_nodes, -1, dtype=np.int64)
+        dist[topic] = 0
+        frontier = np.asarray([topic], dtype=np.int64)
+        depth = 0
+        while frontier.size:
+            depth += 1
+            nxt = np.concatenate([dst_sorted[offsets[u]:offsets[u + 1]] for u in frontier])
+            nxt = np.unique(nxt[dist[nxt] < 0])
+            dist[nxt] = depth
+            frontier = nxt
+        forward = (dist[src] >= 0) & (dist[dst] == dist[src] + 1)
+        f_src, f_dst, f_edge = src[forward], dst[forward], edge[forward]
+        useful = answer_mask & (dist > 0)
+        for level in range(int(dist.max()) - 1, -1, -1):
+            at = dist[f_src] == level
+            hits = f_src[at][useful[f_dst[at]]]
+            useful[hits] = True
+        labels[f_edge[useful[f_dst]]] = True
+    return labels
+
+
+# --- MetaQA questions -------------------------------------------------------------------------------------
+
+_BRACKET = re.compile(r"\[([^\]]+)\]")
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str  # as written in the data, brackets included
+    topics: tuple[str, ...]  # topic entity names
+    answers: tuple[str, ...]
+    hop: int
+    key: str  # stable id: "<hop>hop-<split>-<line>"
+
+
+def read_metaqa(root: Path, split: str, hops: Iterable[int] = (1, 2, 3)) -> list[Question]:
+    """MetaQA vanilla questions of one split; ``split`` is ``dev`` or ``test``."""
+    questions: list[Question] = []
+    for hop in hops:
+        path = root / f"{hop}-hop" / "vanilla" / f"qa_{split}.txt"
+        if not path.exists():
+            raise KgqaError(f"MetaQA file not found: {path}")
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle):
+                line = line.rstrip("\n")
+                if not line:
+                    continue
+                text, _, answers = line.partition("\t")
+                topics = tuple(_BRACKET.findall(text))
+                questions.append(Question(text, topics, tuple(a for a in answers.split("|") if a), hop,
+                                          f"{hop}hop-{split}-{line_no}"))
+    return questions
+
+
+def split_questions(questions: Sequence[Question], seed: int, validation: float = 0.1,
+                    holdout: float = 0.1) -> tuple[list[Question], list[Question], list[Question]]:
+    """Deterministic (train, validation, holdout) split by question, stratified by hop.
+
+    Validation drives early stopping; holdout is never seen in training and is what the benchmark
+    reports as "dev".
+    """
+    train: list[Question] = []
+    val: list[Question] = []
+    hold: list[Question] = []
+    for hop in sorted({q.hop for q in questions}):
+        group = [q for q in questions if q.hop == hop]
+        order = np.random.default_rng([seed, hop]).permutation(len(group))
+        n_val = int(round(len(group) * validation))
+        n_hold = int(round(len(group) * holdout))
+        val += [group[i] for i in order[:n_val]]
+        hold += [group[i] for i in order[n_val:n_val + n_hold]]
+        train += [group[i] for i in order[n_val + n_hold:]]
+    return train, val, hold
+
+
+def question_ids(index: KgIndex, names: Iterable[str]) -> list[int]:
+    """Entity indices for names (every entity bearing the name)."""
+    found: list[int] = []
+    for name in names:
+        found.extend(index.entities_named(name))
+    return sorted(set(found))
