@@ -6,7 +6,7 @@ Topic entities come from the question's [brackets] (linked by exact name, as in 
 topic entity is given). Latency is the whole ``retrieve()`` call (linking + FRAG), p50/p95.
 
     KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/frag_metaqa.py --limit 300 [--hops 1,2,3]
-        [--split dev] [--hop-range auto|simple|complex|oracle] [--no-hop-count] [--show-errors 5]
+        [--split dev] [--hop-range auto|simple|complex|oracle] [--hop-count-in simple,complex] [--show-errors 5]
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--kg", default="metaqa")
     ap.add_argument("--hop-range", default="auto", choices=["auto", "simple", "complex", "oracle"])
-    ap.add_argument("--no-hop-count", action="store_true", help="ignore the classifier's exact hop count")
+    ap.add_argument("--hop-count-in", default="simple,complex",
+                    help="hop ranges where paths of the predicted hop count rank first ('' = never)")
     ap.add_argument("--show-errors", type=int, default=0)
     ap.add_argument("--json", dest="json_out", help="also write the summary as JSON here")
     args = ap.parse_args()
@@ -58,8 +59,7 @@ def main() -> int:
         print(f"MetaQA not found under {DATA} (set KGQA_SHARED_DATA)", file=sys.stderr)
         return 2
     config = FragConfig()
-    if args.no_hop_count:
-        config = replace(config, use_hop_count=False)
+    config = replace(config, hop_count_ranges=tuple(r for r in args.hop_count_in.split(",") if r))
     rng = random.Random(args.seed)
     summary = {}
     driver = open_driver()

@@ -72,7 +72,7 @@ def run_hop(retriever: SgragRetriever, questions: list[MetaqaQuestion], kg: str,
         tried = meta.get("qtypes_tried") or [meta["qtype"]]
         gold = set(q.answers)
         candidates = [str(a) for a in meta.get("answer_candidates", [])]
-        counts["qtype_first_ok"] += tried[0] == q.qtype
+        counts["qtype_first_ok"] += meta.get("qtype_classified", tried[0]) == q.qtype
         counts["qtype_final_ok"] += meta["qtype"] == q.qtype
         counts["hop_range_ok"] += meta["hop_range"] == hop_range(q.hops)
         counts["hits1"] += bool(candidates) and candidates[0] in gold

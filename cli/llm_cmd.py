@@ -23,10 +23,12 @@ def _emit(status: LLMServerStatus, as_json: bool, text: str) -> None:
               help="Port on 127.0.0.1.")
 @click.option("--model", "model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A GGUF file to serve instead of the packaged SmolLM2-135M-Instruct.")
+@click.option("--threads", type=click.IntRange(1, 256), default=None,
+              help="CPU threads for generation (default: KGQA_LLM_THREADS, else half the cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def serve(port: int, model: Path | None, as_json: bool) -> None:
+def serve(port: int, model: Path | None, threads: int | None, as_json: bool) -> None:
     """Start the server in the background (a no-op when it runs already)."""
-    status = LocalLLMServer().start(port=port, model=model)
+    status = LocalLLMServer().start(port=port, model=model, threads=threads)
     if status.already_running:
         text = f"the LLM server is already running at {status.url} (pid {status.pid})"
     else:

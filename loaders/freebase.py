@@ -76,7 +76,7 @@ def fb15k_relation(path: str) -> str:
 
 def fb15k_path(relation: str) -> str:
     """The inverse of :func:`fb15k_relation`."""
-    return "./".join("/" + part.replace(".", "/") for part in relation.split(".."))
+    return ".".join("/" + part.replace(".", "/") for part in relation.split(".."))
 
 
 def entity_iri(entity_id: str) -> str:

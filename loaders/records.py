@@ -68,25 +68,38 @@ class IssueSink:
         self._good_in_file = 0
         self._bad_in_file = 0
         self._format = ""
+        self._pending: list[Issue] = []
 
     def start_file(self, format_description: str) -> None:
         self._good_in_file = 0
         self._bad_in_file = 0
         self._format = format_description
+        self._pending: list[Issue] = []
 
     def good(self) -> None:
+        if self._good_in_file == 0 and self._pending:
+            # The file has readable lines after all: report the bad lines held back so far.
+            pending, self._pending = self._pending, []
+            for issue in pending:
+                self._report(issue)
         self._good_in_file += 1
 
     def add(self, issue: Issue) -> None:
         self._bad_in_file += 1
+        if self.strict:
+            raise KgqaError(f"{issue} (--strict stops at the first malformed line)")
         if self._good_in_file == 0 and self._bad_in_file >= self.probe and self._format:
             raise KgqaError(f"{issue.file} does not look like {self._format}: the first {self.probe} "
                             f"lines are unreadable (line {issue.line}: {issue.reason})")
-        if self.strict:
-            raise KgqaError(f"{issue} (--strict stops at the first malformed line)")
         self.count += 1
         if len(self.kept) < self.keep:
             self.kept.append(issue)
+        if self._good_in_file == 0 and self._format:
+            self._pending.append(issue)  # held back until the file shows it is the right format
+        else:
+            self._report(issue)
+
+    def _report(self, issue: Issue) -> None:
         if self.on_issue is not None:
             self.on_issue(issue)
 

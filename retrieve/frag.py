@@ -63,8 +63,9 @@ class FragConfig:
     max_new: int = 10000  # new nodes kept per breadth-first layer (best connected first)
     max_nodes: int = 30000  # neighbourhood size cap
     max_paths: int = 50000  # candidate paths enumerated before ranking
-    # Extension: when the classifier also predicts the exact hop count, paths of that length rank first.
-    use_hop_count: bool = True
+    # Extension: when the classifier also predicts the exact hop count, paths of that length rank first, in
+    # these hop ranges (in complex mode the shortest path to an answer is often shorter than the question).
+    hop_count_ranges: tuple[str, ...] = ("simple", "complex")
 
 
 # --- the hop-range classifier -------------------------------------------------------------------------------
@@ -147,6 +148,19 @@ def relation_embeddings(driver: Driver, kg: str) -> tuple[list[str], np.ndarray]
     matrix = np.asarray([r["embedding"] for r in records], dtype=np.float32).reshape(len(names), -1)
     _RELATIONS[key] = (now, names, matrix)
     return names, matrix
+
+
+def relation_query(question: str, topic_entities: Sequence[LinkedEntity]) -> str:
+    """The question without its topic entities: what is left asks for relations ("who directed the films
+    starred in"), and the entity's own words would only pull the similarity towards unrelated relations."""
+    text = _BRACKET.sub(" ", question)
+    if text == question:
+        for entity in sorted(topic_entities, key=lambda e: -len(e.span or e.name)):
+            span = entity.span or entity.name
+            if span:
+                text = re.sub(re.escape(span), " ", text, flags=re.IGNORECASE)
+    text = " ".join(text.split())
+    return text or question
 
 
 def relation_words(name: str) -> str:
@@ -300,8 +314,7 @@ class FragRetriever(Retriever):
         evidence.metadata.update(stats)
 
         mark = time.perf_counter()
-        plain_question = _BRACKET.sub(lambda m: m.group(1), question)
-        question_vector = _embed([plain_question])[0]
+        question_vector = _embed([relation_query(question, topic_entities)])[0]
         allowed, relation_scores = self._prune_relations(kg, question_vector)
         timings["frag_relations"] = _ms(mark)
 
@@ -316,7 +329,7 @@ class FragRetriever(Retriever):
         evidence.metadata["candidate_paths"] = len(paths)
 
         mark = time.perf_counter()
-        prefer = hops_predicted if cfg.use_hop_count else None
+        prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
         ranked = self._rank(paths, sub, question_vector, prefer)
         timings["frag_rank"] = _ms(mark)
 
@@ -340,32 +353,36 @@ class FragRetriever(Retriever):
         return evidence
 
     def _subgraph(self, kg: str, topic_ids: list[str], hops: int) -> tuple[_Subgraph, dict[str, Any]]:
+        """The neighbourhood (frag/neighbourhood), pruned by personalized PageRank (frag/ppr) when too big."""
         cfg = self.config
         graph = f"kgqa_frag_{uuid.uuid4().hex}"
-        completed = False
+        params: dict[str, Any] = {
+            "kg": kg, "topic_ids": topic_ids, "graph": graph, "max_degree": cfg.max_degree,
+            "max_fanout": cfg.max_fanout, "max_new": cfg.max_new, "max_nodes": cfg.max_nodes,
+            "keep_nodes": cfg.keep_nodes, "damping": cfg.damping, "max_iterations": cfg.max_iterations,
+        }
+        dropped = False
         try:
-            records, _, _ = self.driver.execute_query(
-                render("frag/neighbourhood", hops=hops),
-                {"kg": kg, "topic_ids": topic_ids, "graph": graph, "max_degree": cfg.max_degree,
-                 "max_fanout": cfg.max_fanout, "max_new": cfg.max_new, "max_nodes": cfg.max_nodes,
-                 "keep_nodes": cfg.keep_nodes, "damping": cfg.damping, "max_iterations": cfg.max_iterations},
-            )
-            completed = True
+            records, _, _ = self.driver.execute_query(render("frag/neighbourhood", hops=hops), params)
+            row = records[0]
+            stats = {"neighbourhood_nodes": int(row["neighbourhood"]), "ppr_pruned": bool(row["pruned"]),
+                     "projected_relationships": int(row["projected_relationships"])}
+            if row["pruned"]:
+                records, _, _ = self.driver.execute_query(render("frag/ppr"), params)
+                row = records[0]
+            dropped = True  # frag/ppr drops the projection; without pruning none was made
         finally:
-            if not completed:  # the query drops its own projection; on failure make sure it is gone
+            if not dropped:  # a failure after the projection: make sure it does not outlive the question
                 self.driver.execute_query(render("frag/drop"), {"graph": graph})
-        row = records[0]
         ids = [str(x) for x in row["ids"]]
-        ppr = [float(x) for x in row["ppr"]] or [0.0] * len(ids)
+        ppr = [float(x) for x in row.get("ppr") or []] or [0.0] * len(ids)
         adjacency: list[list[tuple[int, str, bool]]] = [[] for _ in ids]
         for start, end, relation in row["edges"]:
             adjacency[start].append((end, relation, True))
             adjacency[end].append((start, relation, False))
         names = [str(x) for x in row["names"]]
         sub = _Subgraph(ids, names, [bool(x) for x in row["expandable"]], ppr, adjacency)
-        stats = {"neighbourhood_nodes": int(row["neighbourhood"]), "kept_nodes": len(ids),
-                 "kept_edges": len(row["edges"]), "ppr_pruned": bool(row["pruned"]),
-                 "projected_relationships": int(row["projected_relationships"])}
+        stats.update({"kept_nodes": len(ids), "kept_edges": len(row["edges"])})
         return sub, stats
 
     def _prune_relations(self, kg: str, question_vector: np.ndarray) -> tuple[set[str], dict[str, float]]:

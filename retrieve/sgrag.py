@@ -159,7 +159,8 @@ class SgragRetriever(Retriever):
         classified = time.perf_counter()
         metadata: dict[str, object] = {
             "qtype": prediction.qtype, "hops": prediction.hops, "hop_range": hop_range(prediction.hops),
-            "qtype_score": prediction.score, "qtype_ranked": [[q, round(s, 4)] for q, s in prediction.ranked],
+            "qtype_classified": prediction.qtype, "qtype_score": prediction.score,
+            "qtype_ranked": [[q, round(s, 4)] for q, s in prediction.ranked],
             "answer_candidates": [],
         }
         evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities),
@@ -192,10 +193,11 @@ class SgragRetriever(Retriever):
         ordered = time.perf_counter()
 
         total = max(1, len(match.paths))
+        used = match.qtype if match.paths else prediction.qtype  # nothing matched: report the classifier's
         metadata.update({
-            "qtype": match.qtype, "hops": qtype_hops(match.qtype),
-            "hop_range": hop_range(qtype_hops(match.qtype)),
-            "qtypes_tried": tried, "template": f"{TEMPLATE_DIR}/{match.qtype}",
+            "qtype": used, "hops": qtype_hops(used), "hop_range": hop_range(qtype_hops(used)),
+            "qtype_classified": prediction.qtype, "qtypes_tried": tried,
+            "template": f"{TEMPLATE_DIR}/{used}",
             "answer_candidates": answers, "answer_support": support,
             "answer_scores": [s / total for s in support],
             "paths_matched": len(match.paths), "paths_in_evidence": len(paths),

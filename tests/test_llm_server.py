@@ -151,8 +151,10 @@ def test_serve_is_idempotent_and_reports_status(served: dict[str, object]) -> No
 def test_smollm2_round_trip(served: dict[str, object], method: str) -> None:
     status = served["status"]
     assert isinstance(status, dict)
-    config = LLMConfig(model="smollm2", base_url=str(status["url"]), timeout_s=120, max_retries=1,
-                       max_tokens=128)
+    # Generous timeout and no retry: a timed-out request keeps a one-slot local server busy, so a retry
+    # would only queue behind it. 64 tokens is plenty for a few "ans:" lines.
+    config = LLMConfig(model="smollm2", base_url=str(status["url"]), timeout_s=600, max_retries=0,
+                       max_tokens=64)
     paths = [EVIDENCE.triplets[0:2], EVIDENCE.triplets[2:4]] if method == "frag" else []
     evidence = dataclasses.replace(EVIDENCE, method=method, paths=paths)
     began = time.perf_counter()

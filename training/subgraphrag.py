@@ -131,20 +131,29 @@ class TripleScorer(nn.Module):
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         return self.out(torch.relu(self.hidden(features))).squeeze(-1)
 
-    def forward_parts(self, questions: torch.Tensor, entity_vectors: torch.Tensor, entity_dde: torch.Tensor,
-                      relation_vectors: torch.Tensor, row_question: torch.Tensor, row_head: torch.Tensor,
-                      row_relation: torch.Tensor, row_tail: torch.Tensor) -> torch.Tensor:
-        """``forward`` of rows given by index. Row i is [questions[row_question[i]] ‖
-        entity_vectors[row_head[i]] ‖ relation_vectors[row_relation[i]] ‖ entity_vectors[row_tail[i]] ‖
-        entity_dde[row_head[i]] ‖ entity_dde[row_tail[i]]]. The first layer meets each distinct part once."""
-        d, e = self.embedding_dim, self.dde_dim
+    def entity_projection(self, entity_vectors: torch.Tensor) -> torch.Tensor:
+        """[n, 2·hidden]: each entity's embedding through the head block, then through the tail block."""
+        d = self.embedding_dim
         weight = self.hidden.weight
-        w_q, w_h, w_r, w_t = weight[:, :d], weight[:, d:2 * d], weight[:, 2 * d:3 * d], weight[:, 3 * d:4 * d]
+        return entity_vectors @ torch.cat([weight[:, d:2 * d], weight[:, 3 * d:4 * d]]).T
+
+    def forward_parts(self, questions: torch.Tensor, entity_projection: torch.Tensor,
+                      entity_dde: torch.Tensor, relation_vectors: torch.Tensor, row_question: torch.Tensor,
+                      row_head: torch.Tensor, row_relation: torch.Tensor,
+                      row_tail: torch.Tensor) -> torch.Tensor:
+        """``forward`` of rows given by index. Row i is [questions[row_question[i]] ‖ z[row_head[i]] ‖
+        relation_vectors[row_relation[i]] ‖ z[row_tail[i]] ‖ entity_dde[row_head[i]] ‖
+        entity_dde[row_tail[i]]] where ``entity_projection`` = ``self.entity_projection(z)``. Each distinct
+        part meets the first layer once: a few times faster than building the rows."""
+        d, e = self.embedding_dim, self.dde_dim
+        hidden = self.hidden.out_features
+        weight = self.hidden.weight
+        w_q, w_r = weight[:, :d], weight[:, 2 * d:3 * d]
         w_dh, w_dt = weight[:, 4 * d:4 * d + e], weight[:, 4 * d + e:]
         q = questions @ w_q.T
         r = relation_vectors @ w_r.T
-        as_head = entity_vectors @ w_h.T + entity_dde @ w_dh.T
-        as_tail = entity_vectors @ w_t.T + entity_dde @ w_dt.T
+        as_head = entity_projection[:, :hidden] + entity_dde @ w_dh.T
+        as_tail = entity_projection[:, hidden:] + entity_dde @ w_dt.T
         pre = q[row_question] + as_head[row_head] + r[row_relation] + as_tail[row_tail] + self.hidden.bias
         return self.out(torch.relu(pre)).squeeze(-1)
 
@@ -315,8 +324,9 @@ class _Tensors:
 
 
 def _batch(examples: ExampleSet, picks: Sequence[int], tensors: _Tensors, model: TripleScorer,
-           ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits and labels of the rows of questions ``picks``."""
+           projection: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits and labels of the rows of questions ``picks``; ``projection`` is a precomputed
+    ``model.entity_projection`` of every KG entity (scoring without gradients)."""
     ent_parts, dde_parts, heads, rels, tails, qs, labels = [], [], [], [], [], [], []
     slot = 0
     for b, i in enumerate(picks):
@@ -331,14 +341,19 @@ def _batch(examples: ExampleSet, picks: Sequence[int], tensors: _Tensors, model:
         labels.append(examples.labels[r0:r1])
         slot += e1 - e0
     slots = np.concatenate(ent_parts)
-    unique, inverse = np.unique(slots, return_inverse=True)
-    entity_vectors = tensors.entities[torch.from_numpy(unique)][torch.from_numpy(inverse)]
+    if projection is not None:
+        entity_projection = projection[torch.from_numpy(slots)]
+    else:
+        unique, inverse = np.unique(slots, return_inverse=True)
+        entity_projection = model.entity_projection(tensors.entities[torch.from_numpy(unique)])
+        entity_projection = entity_projection[torch.from_numpy(inverse)]
     question_vectors = tensors.questions[torch.from_numpy(examples.question_rows[list(picks)])]
+
     def cat(parts: list[np.ndarray]) -> torch.Tensor:
         return torch.from_numpy(np.concatenate(parts))
 
-    logits = model.forward_parts(question_vectors, entity_vectors, cat(dde_parts), tensors.relations, cat(qs),
-                                 cat(heads), cat(rels), cat(tails))
+    logits = model.forward_parts(question_vectors, entity_projection, cat(dde_parts), tensors.relations,
+                                 cat(qs), cat(heads), cat(rels), cat(tails))
     return logits, torch.from_numpy(np.concatenate(labels))
 
 
@@ -347,10 +362,11 @@ def score_examples(model: TripleScorer, examples: ExampleSet, tensors: _Tensors,
                    batch_questions: int = 16) -> list[np.ndarray]:
     """Per-question score arrays."""
     model.eval()
+    projection = model.entity_projection(tensors.entities)
     out: list[np.ndarray] = []
     for start in range(0, len(examples), batch_questions):
         picks = list(range(start, min(start + batch_questions, len(examples))))
-        logits, _labels = _batch(examples, picks, tensors, model)
+        logits, _labels = _batch(examples, picks, tensors, model, projection)
         flat = logits.numpy()
         for i in picks:
             n = int(examples.row_offsets[i + 1] - examples.row_offsets[i])

@@ -199,9 +199,14 @@ class Subgraph:
         return np.concatenate([self.entity_dde[self.heads], self.entity_dde[self.tails]], axis=1)
 
     def select(self, rows: np.ndarray) -> Subgraph:
-        """The same subgraph restricted to some triples (entity codes are kept as computed on the whole)."""
-        return Subgraph(self.entities, self.entity_dde, self.heads[rows], self.relations[rows],
-                        self.tails[rows], self.topics)
+        """The same subgraph restricted to some triples, keeping only the entities they use (entity codes
+        stay as computed on the whole subgraph)."""
+        heads, tails = self.heads[rows], self.tails[rows]
+        used, inverse = np.unique(np.concatenate([heads, tails, self.topics]), return_inverse=True)
+        n = heads.size
+        local = inverse.astype(np.int32)
+        return Subgraph(self.entities[used], self.entity_dde[used], local[:n], self.relations[rows],
+                        local[n:2 * n], local[2 * n:])
 
 
 def feature_rows(subgraph: Subgraph, index: KgIndex, question_vector: np.ndarray) -> np.ndarray:

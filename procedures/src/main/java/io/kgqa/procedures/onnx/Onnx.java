@@ -10,7 +10,7 @@ import java.nio.file.Path;
  *
  * <p>Threads: by default ONNX Runtime sizes its intra-op pool to the machine; with many concurrent
  * queries that oversubscribes the CPU, so an operator can cap it with the JVM system property
- * {@code kgqa.onnx.threads}.
+ * {@code kgqa.onnx.threads}. Spinning is off (see {@link #openSession}).
  */
 public final class Onnx {
 
@@ -30,7 +30,7 @@ public final class Onnx {
         } catch (ClassNotFoundException | LinkageError e) {
             throw new IllegalStateException("ONNX Runtime is not installed in this Neo4j server: put"
                     + " com.microsoft.onnxruntime:onnxruntime (onnxruntime-<version>.jar) into its plugins/ directory"
-                    + " and restart (`kgqa server start` does this for the managed server)", e);
+                    + " and restart (`kgqa server start` does this for the managed server); " + e);
         }
     }
 
@@ -47,6 +47,10 @@ public final class Onnx {
             if (threads > 0) {
                 options.setIntraOpNumThreads(threads);
             }
+            // No busy-waiting between operators: inside a database, other queries want the cores more
+            // than one small MLP wants a few microseconds of latency.
+            options.addConfigEntry("session.intra_op.allow_spinning", "0");
+            options.addConfigEntry("session.inter_op.allow_spinning", "0");
             return environment().createSession(modelFile.toString(), options);
         } finally {
             options.close();

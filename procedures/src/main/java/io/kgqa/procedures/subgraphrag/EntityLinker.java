@@ -2,6 +2,8 @@ package io.kgqa.procedures.subgraphrag;
 
 import java.text.Normalizer;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,6 +38,8 @@ final class EntityLinker {
     /** Entities kept per linked text: several entities may share one name (e.g. Freebase). */
     static final int MAX_PER_NAME = 5;
     private static final int FULLTEXT_LIMIT = 50;
+    /** Hits read for the OR of all span phrases of a free-text question. */
+    private static final int SPAN_QUERY_LIMIT = 200;
     private static final Pattern BRACKETS = Pattern.compile("\\[([^\\[\\]]+)]");
     private static final Pattern BRACKET_CHARS = Pattern.compile("[\\[\\]]");
     private static final Pattern SPACES = Pattern.compile("\\s+", Pattern.UNICODE_CHARACTER_CLASS);
@@ -145,10 +149,13 @@ final class EntityLinker {
         return nodes;
     }
 
-    /** The lowercased words of {@code text}; safe inside a Lucene phrase (no operators, no quotes). */
+    /**
+     * The words of {@code text}, case kept; safe inside a Lucene phrase (letters, digits and inner
+     * apostrophes only: no operators, no quotes). The index's analyzer lowercases them.
+     */
     static List<String> words(String text) {
         List<String> words = new ArrayList<>();
-        Matcher matcher = WORD.matcher(text.toLowerCase(Locale.ROOT));
+        Matcher matcher = WORD.matcher(text);
         while (matcher.find()) {
             words.add(matcher.group());
         }
@@ -166,7 +173,7 @@ final class EntityLinker {
         String phrase = String.join(" ", words);
         String normalized = normalize(phrase);
         List<Node> matches = new ArrayList<>();
-        for (Map.Entry<Node, Double> hit : fulltext("\"" + phrase + "\"").entrySet()) {
+        for (Map.Entry<Node, Double> hit : fulltext("\"" + phrase + "\"", FULLTEXT_LIMIT).entrySet()) {
             Object name = hit.getKey().getProperty("name", null);
             if (name instanceof String s && normalize(s).equals(normalized)) {
                 matches.add(hit.getKey());
@@ -179,12 +186,13 @@ final class EntityLinker {
     }
 
     /** Full-text hits of this KG, best first. {@code query} must already be safe Lucene syntax. */
-    private Map<Node, Double> fulltext(String query) {
+    private Map<Node, Double> fulltext(String query, int limit) {
         Map<Node, Double> hits = new LinkedHashMap<>();
         try (Result result = tx.execute(
                 "CALL db.index.fulltext.queryNodes('entity_name', $query, {limit: $limit}) YIELD node, score "
-                        + "WHERE node.kg = $kg RETURN node, score",
-                Map.of("query", query, "limit", FULLTEXT_LIMIT, "kg", kg))) {
+                        + "WHERE node.kg = $kg RETURN node, score LIMIT $keep",
+                // Over-fetch: hits of other KGs sharing the index are dropped after the index call.
+                Map.of("query", query, "limit", limit * 4L, "kg", kg, "keep", limit))) {
             while (result.hasNext()) {
                 Map<String, Object> row = result.next();
                 hits.put((Node) row.get("node"), ((Number) row.get("score")).doubleValue());
@@ -209,24 +217,55 @@ final class EntityLinker {
             String word = normalize(tokens[i]);
             content[i] = !STOP_WORDS.contains(word) && !relationWords.contains(word);
         }
+        // Every span with a content word, as one OR of phrases: one index call instead of one per span.
+        List<int[]> spans = new ArrayList<>();
+        Set<String> phrases = new java.util.LinkedHashSet<>();
+        for (int length = Math.min(MAX_SPAN_TOKENS, tokens.length); length >= 1; length--) {
+            for (int start = 0; start + length <= tokens.length; start++) {
+                if (hasContent(content, start, length)) {
+                    spans.add(new int[] {start, length});
+                    phrases.add("\"" + String.join(" ", Arrays.asList(tokens).subList(start, start + length)) + "\"");
+                }
+            }
+        }
+        if (spans.isEmpty()) {
+            return List.of();
+        }
+        Map<String, List<Node>> byName = new HashMap<>();
+        for (Node hit : fulltext(String.join(" OR ", phrases), SPAN_QUERY_LIMIT).keySet()) {
+            Object name = hit.getProperty("name", null);
+            if (name instanceof String s) {
+                List<Node> same = byName.computeIfAbsent(normalize(s), key -> new ArrayList<>());
+                if (same.size() < MAX_PER_NAME) {
+                    same.add(hit);
+                }
+            }
+        }
+
+        // Longest spans first; a span links when it is an entity's whole name; linked spans do not overlap.
         boolean[] used = new boolean[tokens.length];
         List<Node> linked = new ArrayList<>();
         Set<String> seen = new HashSet<>();
-        for (int length = Math.min(MAX_SPAN_TOKENS, tokens.length); length >= 1; length--) {
-            for (int start = 0; start + length <= tokens.length; start++) {
-                if (!spanFree(used, start, length) || !hasContent(content, start, length)) {
-                    continue;
-                }
-                List<Node> matches = fulltextEqual(java.util.Arrays.asList(tokens).subList(start, start + length));
-                if (!matches.isEmpty()) {
-                    for (int i = start; i < start + length; i++) {
-                        used[i] = true;
-                    }
-                    for (Node node : matches) {
-                        if (seen.add(node.getElementId())) {
-                            linked.add(node);
-                        }
-                    }
+        for (int[] span : spans) {
+            int start = span[0];
+            int length = span[1];
+            if (!spanFree(used, start, length)) {
+                continue;
+            }
+            String text = String.join(" ", Arrays.asList(tokens).subList(start, start + length));
+            List<Node> matches = byName.get(normalize(text));
+            if (matches == null) {
+                matches = find("name", text); // exact name as typed, through the range index
+            }
+            if (matches.isEmpty()) {
+                continue;
+            }
+            for (int i = start; i < start + length; i++) {
+                used[i] = true;
+            }
+            for (Node node : matches) {
+                if (seen.add(node.getElementId())) {
+                    linked.add(node);
                 }
             }
         }
@@ -234,16 +273,13 @@ final class EntityLinker {
             return linked;
         }
         // No exact name anywhere: the best fuzzy full-text hit of the content words, if any.
-        StringBuilder query = new StringBuilder();
+        List<String> contentWords = new ArrayList<>();
         for (int i = 0; i < tokens.length; i++) {
             if (content[i]) {
-                query.append(query.length() == 0 ? "" : " ").append(tokens[i]);
+                contentWords.add(tokens[i].toLowerCase(Locale.ROOT)); // lowercase: never read as AND/OR/NOT
             }
         }
-        if (query.length() == 0) {
-            return List.of();
-        }
-        Map<Node, Double> hits = fulltext(query.toString());
+        Map<Node, Double> hits = fulltext(String.join(" ", contentWords), 1);
         return hits.isEmpty() ? List.of() : List.of(hits.keySet().iterator().next());
     }
 

@@ -1,0 +1,118 @@
+"""The bulk path (neo4j-admin import) gives the same graph as the online path.
+
+neo4j-admin replaces the whole database, so the bulk loads run against a private managed server of their
+own (``$KGQA_TEST_BULK_HOME``, port ``$KGQA_TEST_BULK_PORT``), never the shared test server. The online
+loads of the same inputs go to the shared test server under ``t_bulk_*`` names and are dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kgqa.graph.connection import open_driver
+from kgqa.graph.server import ManagedServer
+from kgqa.loaders.kgs import drop_kg
+from tests.conftest import run_kgqa
+from tests.fixtures.loaders.helpers import graph_of
+from tests.test_load_parsers import DBPEDIA, FREEBASE, METAQA
+
+BULK_HOME = Path(os.environ.get("KGQA_TEST_BULK_HOME", Path.home() / ".kgqa-test-bulk"))
+BULK_PORT = int(os.environ.get("KGQA_TEST_BULK_PORT", "7698"))
+BULK_ENV = {"KGQA_HOME": str(BULK_HOME), "KGQA_BOLT_PORT": str(BULK_PORT), "NEO4J_URI": "",
+            "KGQA_HEAP": "768m", "KGQA_PAGECACHE": "256m"}
+
+
+@pytest.fixture(scope="module")
+def bulk_server(neo4j_env: dict[str, str]) -> Iterator[ManagedServer]:
+    if "NEO4J_URI" in neo4j_env:  # pragma: no cover - Docker: no managed home to import into
+        pytest.skip("the bulk path needs the managed local server")
+    saved = {k: os.environ.get(k) for k in ("KGQA_HEAP", "KGQA_PAGECACHE")}
+    os.environ.update({k: BULK_ENV[k] for k in saved})
+    server = ManagedServer(home=BULK_HOME, port=BULK_PORT)
+    try:
+        server.start()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def bulk_driver(bulk_server: ManagedServer) -> Iterator[Any]:
+    driver = open_driver(bulk_server.uri, "neo4j", bulk_server.password())
+    yield driver
+    driver.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def clean(driver: Any) -> Iterator[None]:
+    yield
+    for row in driver.execute_query("MATCH (k:KG) WHERE k.name STARTS WITH 't_bulk_' RETURN k.name AS n").records:
+        drop_kg(driver, row["n"])
+
+
+def _same_graph(online: dict[str, Any], bulk: dict[str, Any]) -> None:
+    assert sorted(online["triples"]) == sorted(bulk["triples"])
+    assert {i: n for i, (n, _) in online["entities"].items()} == {i: n for i, (n, _) in bulk["entities"].items()}
+    for entity, (_, vector) in online["entities"].items():
+        assert np.allclose(vector, bulk["entities"][entity][1], atol=1e-5), entity
+    assert {n: (c, t) for n, (c, t, _) in online["relations"].items()} == \
+        {n: (c, t) for n, (c, t, _) in bulk["relations"].items()}
+    for name, (_, _, vector) in online["relations"].items():
+        assert np.allclose(vector, bulk["relations"][name][2], atol=1e-5), name
+    for key in ("entities", "relationships", "relations", "skipped", "status", "source", "format",
+                "embedding_model"):
+        assert online["kg"][key] == bulk["kg"][key], key
+
+
+def _load(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    result = run_kgqa("load", *args, "--json", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("source,path,kg", [
+    ("dbpedia", DBPEDIA, "t_bulk_dbp"),
+    ("freebase", FREEBASE, "t_bulk_fb"),
+    ("metaqa", METAQA, "t_bulk_mq"),
+])
+def test_bulk_and_online_give_the_same_graph(source: str, path: Path, kg: str, driver: Any, bulk_driver: Any,
+                                             bulk_server: ManagedServer) -> None:
+    online = _load(source, "--path", str(path), "--kg", kg)
+    bulk = _load(source, "--path", str(path), "--kg", kg, "--bulk", "--force", env=BULK_ENV)
+    assert bulk["mode"] == "bulk" and online["mode"] == "online"
+    for key in ("entities", "relationships", "relations", "skipped"):
+        assert online[key] == bulk[key], key
+    _same_graph(graph_of(driver, kg), graph_of(bulk_driver, kg))
+    states = {r["name"]: r["state"] for r in bulk_driver.execute_query("SHOW INDEXES YIELD name, state").records}
+    assert all(states[n] == "ONLINE" for n in ("entity_embedding", "relation_embedding", "entity_name",
+                                                "entity_kg_name", "entity_key", "relation_key", "kg_name"))
+
+
+def test_bulk_refuses_a_database_that_holds_another_kg(bulk_server: ManagedServer, bulk_driver: Any) -> None:
+    held = [r["n"] for r in bulk_driver.execute_query("MATCH (k:KG) RETURN k.name AS n").records]
+    assert held, "the previous test leaves one KG in the bulk database"
+    result = run_kgqa("load", "metaqa", "--path", str(METAQA), "--kg", "t_bulk_other", "--bulk", env=BULK_ENV)
+    assert result.returncode != 0
+    assert f"holds {held[0]}" in result.stderr and "load without --bulk" in result.stderr
+    assert [r["n"] for r in bulk_driver.execute_query("MATCH (k:KG) RETURN k.name AS n").records] == held
+    again = _load("metaqa" if held[0] == "t_bulk_mq" else "freebase", "--path",
+                  str(METAQA if held[0] == "t_bulk_mq" else FREEBASE), "--kg", held[0], "--bulk", env=BULK_ENV)
+    assert again["already_loaded"]
+
+
+def test_bulk_needs_the_managed_server() -> None:
+    result = run_kgqa("load", "metaqa", "--path", str(METAQA), "--bulk",
+                      env={"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "x"})
+    assert result.returncode != 0 and "--bulk imports with neo4j-admin into the managed local server" in result.stderr
