@@ -6,7 +6,8 @@ Topic entities come from the question's [brackets] (linked by exact name, as in 
 topic entity is given). Latency is the whole ``retrieve()`` call (linking + FRAG), p50/p95.
 
     KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/frag_metaqa.py --limit 300 [--hops 1,2,3]
-        [--split dev] [--hop-range auto|simple|complex|oracle] [--hop-count-in simple,complex] [--show-errors 5]
+        [--split dev] [--hop-range auto|simple|complex|oracle] [--hop-count-in simple,complex]
+        [--show-errors 5]
 """
 
 from __future__ import annotations

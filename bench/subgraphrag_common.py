@@ -99,6 +99,7 @@ def question_metrics(rows: Sequence[tuple[str, str, str, float]], gold: Gold, to
         top = triplets[:k]
         entities = {normalize_answer(n) for h, _r, t in top for n in (h, t)}
         out[f"triple_recall@{k}"] = len(gold.triples & set(top)) / len(gold.triples) if gold.triples else None
+        out[f"triple_ceiling@{k}"] = min(1.0, k / len(gold.triples)) if gold.triples else None
         out[f"answer_recall@{k}"] = len(gold.answers & entities) / len(gold.answers) if gold.answers else None
         out[f"hits1_top@{k}"] = float(first_entity is not None
                                       and normalize_answer(first_entity) in gold.answers)

@@ -167,6 +167,9 @@ def read_metaqa(root: Path, split: str, hops: Sequence[int], limit: int | None =
     else:
         if not any(q.relation_path for q in questions):
             notes.append("no BeamQA relation paths for this split: evidence triple recall not computed")
+        else:
+            notes.append("gold triples: the KB triples on BeamQA's annotated relation path from the topic "
+                         "entity to the gold answers, never passing back through the topic entity")
         gold = kb.gold_triples_for
     return Dataset("metaqa", split, root, questions, notes, {}, gold)
 

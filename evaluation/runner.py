@@ -323,9 +323,11 @@ def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn 
         todo = [q for q in data.questions if q.id not in previous]
         done_hits = sum(float(r["metrics"]["hits1"]) for qid, r in previous.items() if qid in wanted)
         appender = _Appender(paths["jsonl"], fresh=header is None)
+        current_versions = versions(driver)
         if header is None:
-            appender.write({"kind": "run", "config": config.identity(), "started": started,
-                            "command": config.command()})
+            header = {"kind": "run", "config": config.identity(), "started": started,
+                      "command": config.command(), "versions": current_versions, "machine": machine_info()}
+            appender.write(header)
         progress = _Progress(len(data.questions), len(data.questions) - len(todo), done_hits, config.progress,
                              f"{config.dataset} {config.split} {config.method}")
         consecutive_errors = 0
@@ -370,8 +372,11 @@ def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn 
             "notes": list(data.notes),
             "kg_info": kg_info,
             "seeds": seeds,
-            "versions": versions(driver),
+            "versions": current_versions,
             "machine": machine_info(),
+            # a resumed run: what the first part of the JSONL was measured with
+            "run_started": header.get("started"),
+            "versions_at_start": header.get("versions"),
             "outputs": {k: str(v) for k, v in paths.items()},
         }
     finally:

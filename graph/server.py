@@ -96,6 +96,7 @@ class ManagedServer:
             say("checking the Neo4j, GDS and APOC jars")
             self._install_server_jars(say)
             self._install_plugin(say)
+            self._install_encoder(say)
             self._write_conf()
             self._ensure_password(java)
             say(f"starting Neo4j {config.NEO4J_VERSION} on {self.uri}")
@@ -166,7 +167,10 @@ class ManagedServer:
     # ----------------------------------------------------------------- installation
     def _install_server_jars(self, say) -> None:  # type: ignore[no-untyped-def]
         stamp = self.neo4j_home / ".assembly"
-        wanted = f"neo4j={config.NEO4J_VERSION} gds={config.GDS_VERSION} apoc={config.APOC_VERSION}"
+        wanted = (
+            f"neo4j={config.NEO4J_VERSION} gds={config.GDS_VERSION} apoc={config.APOC_VERSION} "
+            f"onnxruntime={config.ONNXRUNTIME_VERSION}"
+        )
         if stamp.exists() and stamp.read_text() == wanted:
             return
         pom = config.repo_root() / "docker" / "server-assembly" / "pom.xml"
@@ -185,6 +189,14 @@ class ManagedServer:
         target = self.neo4j_home / "plugins" / "kgqa-procedures.jar"
         if not target.exists() or target.read_bytes() != jar.read_bytes():
             shutil.copy2(jar, target)
+
+    def _install_encoder(self, say) -> None:  # type: ignore[no-untyped-def]
+        """The ONNX sentence encoder lets kgqa.text.embed and kgqa.subgraphrag.retrieve embed questions in-DB."""
+        from kgqa.models.export_encoder import encoder_dir, ensure_encoder_exported
+
+        if not (encoder_dir(self.home) / "model.onnx").exists():
+            say("exporting the sentence encoder to ONNX (first start only)")
+        ensure_encoder_exported(self.home)
 
     def _write_conf(self) -> None:
         conf_dir = self.neo4j_home / "conf"

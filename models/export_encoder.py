@@ -7,8 +7,8 @@ Two consumers read the exported directory ``<KGQA_HOME>/models/encoder/all-MiniL
 * Python: :class:`OnnxEncoder` (onnxruntime + the ``tokenizers`` library), used by ``kgqa ask``.
 
 Both reproduce sentence-transformers' all-MiniLM-L6-v2: BERT uncased tokenisation (lowercase, strip accents,
-split punctuation, greedy longest-match ``##`` word pieces, ``[CLS] … [SEP]``, at most 256 tokens), the 6-layer
-transformer (``last_hidden_state``), mean pooling over the attention mask, L2 normalisation.
+split punctuation, greedy longest-match ``##`` word pieces, ``[CLS] … [SEP]``, at most 256 tokens),
+the 6-layer transformer (``last_hidden_state``), mean pooling over the attention mask, L2 normalisation.
 
 Files written:
 
@@ -21,8 +21,8 @@ Files written:
 ``encoder.json``
     what the readers need to tokenise and pool, plus a fingerprint of the source model for idempotence.
 
-Run ``python -m kgqa.models.export_encoder`` (prints the directory); it does nothing when an export of the same
-source model is already there. Exporting needs torch and transformers; using the result needs neither.
+Run ``python -m kgqa.models.export_encoder`` (prints the directory); it does nothing when an export of the
+same source model is already there. Exporting needs torch and transformers; using the result needs neither.
 """
 
 from __future__ import annotations
@@ -77,8 +77,14 @@ def _source_model_path() -> Path:
 def _fingerprint(source: Path) -> str:
     """sha256 over the files that determine the numbers (weights, config, vocabulary, tokenizer settings)."""
     digest = hashlib.sha256()
-    for name in ("config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json",
-                 "sentence_bert_config.json", "1_Pooling/config.json"):
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "vocab.txt",
+        "tokenizer_config.json",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ):
         path = source / name
         digest.update(name.encode())
         if path.exists():
@@ -188,21 +194,29 @@ def _export(source: Path, out: Path) -> None:
             self.bert = bert
 
         def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
-    sample = tokenizer(["a short one", "and a somewhat longer sample sentence"], padding=True,
-                       return_tensors="pt")
+    sample = tokenizer(
+        ["a short one", "and a somewhat longer sample sentence"], padding=True, return_tensors="pt"
+    )
     args = (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"])
     names = ["input_ids", "attention_mask", "token_type_ids"]
     dynamic = {name: {0: "batch", 1: "sequence"} for name in names}
     dynamic["last_hidden_state"] = {0: "batch", 1: "sequence"}
     with torch.no_grad():
         torch.onnx.export(
-            LastHiddenState(model), args, str(out / "model.onnx"),
-            input_names=names, output_names=["last_hidden_state"], dynamic_axes=dynamic,
+            LastHiddenState(model),
+            args,
+            str(out / "model.onnx"),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes=dynamic,
             # Opset 17 runs on every ONNX Runtime the project allows (Java 1.20, Python >= 1.18).
-            opset_version=17, do_constant_folding=True, dynamo=False,
+            opset_version=17,
+            do_constant_folding=True,
+            dynamo=False,
         )
     shutil.copyfile(source / "vocab.txt", out / "vocab.txt")
 
@@ -213,7 +227,8 @@ def _self_check(directory: Path, source: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     reference = SentenceTransformer(str(source), device="cpu").encode(
-        _CHECK_SENTENCES, normalize_embeddings=True, convert_to_numpy=True)
+        _CHECK_SENTENCES, normalize_embeddings=True, convert_to_numpy=True
+    )
     ours = OnnxEncoder(directory).embed(_CHECK_SENTENCES)
     cosines = np.sum(reference * ours, axis=1)
     if float(cosines.min()) < _MIN_CHECK_COSINE:
@@ -244,14 +259,17 @@ class OnnxEncoder:
             wordpieces_prefix="##",
         )
         tokenizer.enable_truncation(max_length=self.max_seq_length)
-        tokenizer.enable_padding(pad_id=tokenizer.token_to_id(meta.get("pad_token", "[PAD]")),
-                                 pad_token=meta.get("pad_token", "[PAD]"))
+        tokenizer.enable_padding(
+            pad_id=tokenizer.token_to_id(meta.get("pad_token", "[PAD]")),
+            pad_token=meta.get("pad_token", "[PAD]"),
+        )
         self._tokenizer = tokenizer
         options = ort.SessionOptions()
         if threads > 0:
             options.intra_op_num_threads = threads
-        self._session = ort.InferenceSession(str(self.directory / "model.onnx"), options,
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(self.directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
         self._input_names = {i.name for i in self._session.get_inputs()}
 
     def tokenize(self, text: str) -> list[int]:
@@ -267,7 +285,7 @@ class OnnxEncoder:
         # Similar lengths per batch: less padding, fewer wasted FLOPs. Results go back in input order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
+            chunk = order[start : start + batch_size]
             encodings = self._tokenizer.encode_batch([texts[i] for i in chunk])
             ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
             mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
@@ -287,9 +305,13 @@ class OnnxEncoder:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m kgqa.models.export_encoder", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m kgqa.models.export_encoder", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--home", type=Path, default=None, help="KGQA_HOME (default: $KGQA_HOME or ~/.kgqa)")
-    parser.add_argument("--force", action="store_true", help="export again even if an up-to-date export exists")
+    parser.add_argument(
+        "--force", action="store_true", help="export again even if an up-to-date export exists"
+    )
     args = parser.parse_args(argv)
     print(ensure_encoder_exported(args.home, force=args.force))
     return 0

@@ -43,8 +43,14 @@ from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 from neo4j import Driver
 
 HopRange = Literal["simple", "complex"]
+PROJECTION_PREFIX = "kgqa_frag_"
 Step = tuple[str, bool]  # (relation name, True when walked along the stored direction)
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
+# Words that never name a relation; every other word of the question may ("director", "released", "tags").
+_FUNCTION_WORDS = frozenset(
+    "a an the of in on at to for from by with as is are was were be been being do does did what which who "
+    "whom whose when where why how that this these those it its and or but also same together".split()
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +66,8 @@ class FragConfig:
     keep_paths: int = 32  # path ranking by similarity to the question
     max_degree: int = 200  # non-topic nodes with more relationships are not expanded (hubs)
     max_fanout: int = 5000  # neighbours read per expanded node
-    max_new: int = 10000  # new nodes kept per breadth-first layer (best connected first)
-    max_nodes: int = 30000  # neighbourhood size cap
+    max_new: int = 6000  # new nodes kept per breadth-first layer (best connected first)
+    max_nodes: int = 12000  # neighbourhood size cap
     max_paths: int = 50000  # candidate paths enumerated before ranking
     # Extension: when the classifier also predicts the exact hop count, paths of that length rank first, in
     # these hop ranges (in complex mode the shortest path to an answer is often shorter than the question).
@@ -213,33 +219,49 @@ def _simple_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: se
     return out
 
 
-def _shortest_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str],
-                    limit: int) -> list[tuple[list[int], list[Step]]]:
-    """One shortest path per reached node (a breadth-first tree from all sources), at most ``hops`` hops."""
-    parent: dict[int, tuple[int, str, bool] | None] = {s: None for s in sources}
-    frontier = list(parent)
+def _shortest_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str], limit: int,
+                    per_node: int = 8) -> list[tuple[list[int], list[Step]]]:
+    """Shortest paths (at most ``hops`` hops) from the sources to every reached node, breadth first.
+
+    A node reached by several shortest paths keeps up to ``per_node`` of them with distinct relation chains;
+    ranking then keeps the most relevant one per node, so each node still contributes one shortest path,
+    not an arbitrary one (a film both written and directed by the same person is reached either way)."""
+    depth: dict[int, int] = {}
+    found: dict[int, dict[tuple[Step, ...], list[int]]] = {}
+    for s in sources:
+        depth[s] = 0
+        found[s] = {(): [s]}
+    frontier = list(found)
     order: list[int] = []
-    for _ in range(hops):
+    for level in range(1, hops + 1):
         following: list[int] = []
         for node in frontier:
-            if parent[node] is not None and not sub.expandable[node]:
+            if level > 1 and not sub.expandable[node]:
                 continue
             for neighbour, relation, forward in sub.adjacency[node]:
-                if relation in allowed and neighbour not in parent:
-                    parent[neighbour] = (node, relation, forward)
+                if relation not in allowed:
+                    continue
+                if neighbour not in depth:
+                    depth[neighbour] = level
+                    found[neighbour] = {}
                     following.append(neighbour)
                     order.append(neighbour)
+                if depth[neighbour] != level:
+                    continue
+                chains = found[neighbour]
+                for chain, nodes in found[node].items():
+                    if len(chains) >= per_node:
+                        break
+                    extended = chain + ((relation, forward),)
+                    if extended not in chains:
+                        chains[extended] = nodes + [neighbour]
         frontier = following
     out: list[tuple[list[int], list[Step]]] = []
-    for node in order[:limit]:
-        nodes, steps = [node], []
-        link = parent[node]
-        while link is not None:
-            previous, relation, forward = link
-            nodes.append(previous)
-            steps.append((relation, forward))
-            link = parent[previous]
-        out.append((nodes[::-1], steps[::-1]))
+    for node in order:
+        for chain, nodes in found[node].items():
+            out.append((nodes, list(chain)))
+        if len(out) >= limit:
+            break
     return out
 
 
@@ -314,8 +336,9 @@ class FragRetriever(Retriever):
         evidence.metadata.update(stats)
 
         mark = time.perf_counter()
-        question_vector = _embed([relation_query(question, topic_entities)])[0]
-        allowed, relation_scores = self._prune_relations(kg, question_vector)
+        query = relation_query(question, topic_entities)
+        question_vector = _embed([query])[0]
+        allowed, relation_scores, word_match = self._prune_relations(kg, query, question_vector)
         timings["frag_relations"] = _ms(mark)
 
         mark = time.perf_counter()
@@ -330,7 +353,8 @@ class FragRetriever(Retriever):
 
         mark = time.perf_counter()
         prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
-        ranked = self._rank(paths, sub, question_vector, prefer)
+        ranked = self._rank(paths, sub, question_vector, word_match, prefer,
+                            one_per_node=hop_range == "complex")
         timings["frag_rank"] = _ms(mark)
 
         kept = ranked[: cfg.keep_paths]
@@ -355,7 +379,7 @@ class FragRetriever(Retriever):
     def _subgraph(self, kg: str, topic_ids: list[str], hops: int) -> tuple[_Subgraph, dict[str, Any]]:
         """The neighbourhood (frag/neighbourhood), pruned by personalized PageRank (frag/ppr) when too big."""
         cfg = self.config
-        graph = f"kgqa_frag_{uuid.uuid4().hex}"
+        graph = projection_name()
         params: dict[str, Any] = {
             "kg": kg, "topic_ids": topic_ids, "graph": graph, "max_degree": cfg.max_degree,
             "max_fanout": cfg.max_fanout, "max_new": cfg.max_new, "max_nodes": cfg.max_nodes,
@@ -385,24 +409,35 @@ class FragRetriever(Retriever):
         stats.update({"kept_nodes": len(ids), "kept_edges": len(row["edges"])})
         return sub, stats
 
-    def _prune_relations(self, kg: str, question_vector: np.ndarray) -> tuple[set[str], dict[str, float]]:
+    def _prune_relations(self, kg: str, query: str, question_vector: np.ndarray
+                         ) -> tuple[set[str], dict[str, float], _WordMatch]:
+        """The ``keep_relations`` relations most similar to the question (their stored embeddings), and for
+        every relation how well its best-matching question word matches it (a word like "director" says
+        more about ``directed_by`` than the whole question does)."""
         names, matrix = relation_embeddings(self.driver, kg)
         if not names:  # no Relation nodes: nothing to prune by
-            return _AllRelations(), {}
+            return _AllRelations(), {}, _WordMatch([], None)
         similarity = matrix @ question_vector
         order = np.argsort(-similarity)[: self.config.keep_relations]
         scores = {names[i]: round(float(similarity[i]), 4) for i in order}
-        return set(scores), scores
+        words = [w for w in dict.fromkeys(re.findall(r"[\w']+", query.lower())) if w not in _FUNCTION_WORDS]
+        word_match = _WordMatch(names, _CHAINS.get(words) @ matrix.T if words else None)
+        return set(scores), scores, word_match
 
-    def _rank(self, paths: Sequence[tuple[list[int], list[Step]]], sub: _Subgraph, question_vector: np.ndarray,
-              prefer_hops: int | None = None) -> list[tuple[float, list[int], list[Step]]]:
-        """Paths by similarity of their relation chain to the question, best first (see the module doc)."""
+    def _rank(self, paths: Sequence[tuple[list[int], list[Step]]], sub: _Subgraph,
+              question_vector: np.ndarray, word_match: _WordMatch, prefer_hops: int | None = None,
+              one_per_node: bool = False) -> list[tuple[float, list[int], list[Step]]]:
+        """Paths by similarity of their relation chain to the question, best first.
+
+        A chain scores the similarity of its verbalisation to the question (entity removed), plus how well its
+        relations match words of the question (see :class:`_WordMatch`)."""
         if not paths:
             return []
         chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
         texts = [chain_text(chain) for chain in chains]
         similarity = _CHAINS.get(texts) @ question_vector
-        chain_score = {chain: float(s) for chain, s in zip(chains, similarity, strict=True)}
+        chain_score = {chain: float(s) + word_match.score([r for r, _ in chain])
+                       for chain, s in zip(chains, similarity, strict=True)}
         # Within one chain: end nodes reached by more paths first (a director of two of the topic's films),
         # then by PageRank.
         multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}
@@ -416,7 +451,41 @@ class FragRetriever(Retriever):
             scored.append((length_match, round(chain_score[chain], 6), multiplicity[(chain, nodes[-1])],
                            sub.ppr[nodes[-1]], i))
         scored.sort(key=lambda s: (not s[0], -s[1], -s[2], -s[3], s[4]))
-        return [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
+        ranked = [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
+        if one_per_node:  # complex: one shortest path per reached node, its most relevant one
+            kept: set[int] = set()
+            ranked = [r for r in ranked if r[1][-1] not in kept and not kept.add(r[1][-1])]
+        return ranked
+
+
+class _WordMatch:
+    """Similarities between the question's words and the KG's relations (stored relation embeddings).
+
+    ``score(relations)`` = the mean, over the chain's relations, of each one's best word ("director" for
+    ``directed_by``), plus the mean, over the question's relation-like words (best similarity to some
+    relation at least ``salient``), of how well the chain covers each: a chain should both use relations the
+    question names and leave none of them out ("screenwriter of the films starred by ... actors")."""
+
+    salient = 0.4
+
+    def __init__(self, names: Sequence[str], similarity: np.ndarray | None) -> None:
+        self.index = {name: i for i, name in enumerate(names)}
+        self.similarity = similarity  # words x relations
+        if similarity is not None and similarity.size:
+            self.best_word = similarity.max(axis=0)
+            self.salient_words = similarity[similarity.max(axis=1) >= self.salient]
+        else:
+            self.similarity = None
+
+    def score(self, relations: Sequence[str]) -> float:
+        if self.similarity is None:
+            return 0.0
+        columns = [self.index[r] for r in relations if r in self.index]
+        if not columns:
+            return 0.0
+        used = float(np.mean(self.best_word[columns]))
+        covered = float(self.salient_words[:, columns].max(axis=1).mean()) if len(self.salient_words) else 0.0
+        return used + covered
 
 
 class _AllRelations(set[str]):
@@ -424,6 +493,11 @@ class _AllRelations(set[str]):
 
     def __contains__(self, item: object) -> bool:
         return True
+
+
+def projection_name() -> str:
+    """A unique name for one question's in-memory GDS graph."""
+    return f"{PROJECTION_PREFIX}{uuid.uuid4().hex}"
 
 
 def _ms(since: float) -> float:

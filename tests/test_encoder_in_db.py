@@ -42,9 +42,11 @@ def test_in_db_embeddings_match_sentence_transformers(driver, exported: Path) ->
     assert in_db.shape == reference.shape == (len(texts), 384)
     cosines = np.sum(in_db * reference, axis=1)
     name_cosines = cosines[: len(names)]
-    print(f"kgqa.text.embed vs sentence-transformers on {len(names)} MetaQA names: "
-          f"min cosine {name_cosines.min():.7f}, mean {name_cosines.mean():.7f}; "
-          f"tricky texts min {cosines[len(names):].min():.7f}")
+    print(
+        f"kgqa.text.embed vs sentence-transformers on {len(names)} MetaQA names: "
+        f"min cosine {name_cosines.min():.7f}, mean {name_cosines.mean():.7f}; "
+        f"tricky texts min {cosines[len(names) :].min():.7f}"
+    )
     worst = int(np.argmin(cosines))
     assert cosines.min() >= 0.999, f"worst: {texts[worst]!r} cosine {cosines[worst]}"
 
@@ -58,4 +60,3 @@ def test_in_db_matches_python_onnx_encoder(driver, exported: Path) -> None:  # t
 
 def test_null_in_null_out(driver, exported: Path) -> None:  # type: ignore[no-untyped-def]
     assert driver.execute_query("RETURN kgqa.text.embed(null) AS v").records[0]["v"] is None
-

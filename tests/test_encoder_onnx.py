@@ -20,9 +20,22 @@ pytest.importorskip("tokenizers")
 TRICKY = [
     "who directed Kismet",
     "what movies did [Lee Pace] star in?",
-    "Amélie", "Café Zürich — naïve façade", "İstanbul", "ΣΊΣΥΦΟΣ", "straße",
-    "location.country.languages_spoken", "m.0dgw9r", "中文字符 test", "emoji 🎬 film", "", "   ",
-    "tabs\tand\nnewlines", "non\u00a0breaking", "zero\u200bwidth", "$100 + 50% = <great>", "O'Brien's",
+    "Amélie",
+    "Café Zürich — naïve façade",
+    "İstanbul",
+    "ΣΊΣΥΦΟΣ",
+    "straße",
+    "location.country.languages_spoken",
+    "m.0dgw9r",
+    "中文字符 test",
+    "emoji 🎬 film",
+    "",
+    "   ",
+    "tabs\tand\nnewlines",
+    "non\u00a0breaking",
+    "zero\u200bwidth",
+    "$100 + 50% = <great>",
+    "O'Brien's",
     "the quick brown fox jumps over the lazy dog " * 40,  # longer than 256 tokens: truncated the same way
 ]
 
@@ -48,7 +61,8 @@ def metaqa_names(limit: int = 1000) -> list[str]:
 def export_dir() -> Path:
     from kgqa.models.export_encoder import ensure_encoder_exported
 
-    # The test home keeps the export between sessions (exporting takes ~45 s); the in-DB test reads the same one.
+    # The test home keeps the export between sessions (exporting takes ~45 s);
+    # the in-DB test reads the same one.
     return ensure_encoder_exported(TEST_HOME)
 
 
@@ -76,7 +90,9 @@ def test_tokens_match_sentence_transformers(export_dir: Path, reference) -> None
 
     encoder = OnnxEncoder(export_dir)
     for text in TRICKY:
-        expected = reference.tokenizer(text, truncation=True, max_length=reference.max_seq_length)["input_ids"]
+        expected = reference.tokenizer(text, truncation=True, max_length=reference.max_seq_length)[
+            "input_ids"
+        ]
         assert encoder.tokenize(text) == expected, text
 
 
@@ -90,8 +106,10 @@ def test_vectors_match_sentence_transformers(export_dir: Path, reference) -> Non
     assert ours.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
     cosines = np.sum(ours * theirs, axis=1)
-    print(f"OnnxEncoder vs sentence-transformers on {len(texts)} texts: "
-          f"min cosine {cosines.min():.7f}, mean {cosines.mean():.7f}")
+    print(
+        f"OnnxEncoder vs sentence-transformers on {len(texts)} texts: "
+        f"min cosine {cosines.min():.7f}, mean {cosines.mean():.7f}"
+    )
     assert cosines.min() >= 0.999
     assert np.abs(ours - theirs).max() < 1e-3
 

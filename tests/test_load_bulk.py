@@ -77,7 +77,7 @@ def _same_graph(online: dict[str, Any], bulk: dict[str, Any]) -> None:
 
 
 def _load(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    result = run_kgqa("load", *args, "--json", env=env)
+    result = run_kgqa("load", *args, "--json", env=env, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
 

@@ -25,8 +25,15 @@ KG = "kgqa_test_subgraphrag"
 MODEL = "kgqa-test-linear"
 DIM = 384
 INPUT_DIM = 4 * DIM + 20
-ENTITIES = ["Kismet", "William Dieterle", "Marlene Dietrich", "Golden Earrings", "Portrait of Jennie",
-            "Mitchell Leisen", "Lonely Entity"]
+ENTITIES = [
+    "Kismet",
+    "William Dieterle",
+    "Marlene Dietrich",
+    "Golden Earrings",
+    "Portrait of Jennie",
+    "Mitchell Leisen",
+    "Lonely Entity",
+]
 TRIPLES = [
     ("Kismet", "directed_by", "William Dieterle"),
     ("Kismet", "starred_actors", "Marlene Dietrich"),
@@ -67,14 +74,17 @@ def tiny_kg(driver, vectors):  # type: ignore[no-untyped-def]
     driver.execute_query("CREATE (:KG {name: $kg, source: 'test', status: 'test'})", {"kg": KG})
     driver.execute_query(
         "UNWIND $rows AS row CREATE (:Entity {kg: $kg, id: row.name, name: row.name, embedding: row.v})",
-        {"kg": KG, "rows": [{"name": n, "v": vectors[n].tolist()} for n in ENTITIES]})
+        {"kg": KG, "rows": [{"name": n, "v": vectors[n].tolist()} for n in ENTITIES]},
+    )
     driver.execute_query(
         "UNWIND $rows AS row CREATE (:Relation {kg: $kg, name: row.name, embedding: row.v})",
-        {"kg": KG, "rows": [{"name": r, "v": vectors[f"rel:{r}"].tolist()} for r in RELATIONS]})
+        {"kg": KG, "rows": [{"name": r, "v": vectors[f"rel:{r}"].tolist()} for r in RELATIONS]},
+    )
     for head, rel, tail in TRIPLES:
         driver.execute_query(
             f"MATCH (h:Entity {{kg: $kg, id: $h}}), (t:Entity {{kg: $kg, id: $t}}) CREATE (h)-[:{rel}]->(t)",
-            {"kg": KG, "h": head, "t": tail})
+            {"kg": KG, "h": head, "t": tail},
+        )
     driver.execute_query("CALL db.awaitIndexes(120)")
     yield KG
     cleanup()
@@ -93,20 +103,33 @@ def linear_model(models_dir: Path, vectors):  # type: ignore[no-untyped-def]
     from onnx import TensorProto, helper, numpy_helper
 
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["features", "w"], ["col"]), helper.make_node("Reshape", ["col", "flat"], ["scores"])],
+        [
+            helper.make_node("MatMul", ["features", "w"], ["col"]),
+            helper.make_node("Reshape", ["col", "flat"], ["scores"]),
+        ],
         "linear_test_scorer",
         [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["N", INPUT_DIM])],
         [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N"])],
-        [numpy_helper.from_array(vectors["w"].reshape(INPUT_DIM, 1), "w"),
-         numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat")],
+        [
+            numpy_helper.from_array(vectors["w"].reshape(INPUT_DIM, 1), "w"),
+            numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat"),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8  # ONNX Runtime Java 1.20 reads IR <= 10
     target = models_dir / "subgraphrag" / MODEL
     target.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(target / "model.onnx"))
-    meta = {"input_dim": INPUT_DIM, "embedding_dim": DIM, "dde_rounds_forward": 2, "dde_rounds_reverse": 2,
-            "include_seed": True, "encoder": "all-MiniLM-L6-v2", "hops": 2, "kg": KG}
+    meta = {
+        "input_dim": INPUT_DIM,
+        "embedding_dim": DIM,
+        "dde_rounds_forward": 2,
+        "dde_rounds_reverse": 2,
+        "include_seed": True,
+        "encoder": "all-MiniLM-L6-v2",
+        "hops": 2,
+        "kg": KG,
+    }
     (target / "meta.json").write_text(json.dumps(meta))
     yield MODEL
     shutil.rmtree(target, ignore_errors=True)
@@ -114,15 +137,20 @@ def linear_model(models_dir: Path, vectors):  # type: ignore[no-untyped-def]
 
 def _candidates(driver, ids: list[str], config: dict | None = None) -> list[dict]:  # type: ignore[no-untyped-def]
     records = driver.execute_query(
-        "CALL kgqa.subgraphrag.candidates($kg, $ids, $config) YIELD head, relation, tail, headId, tailId, dde "
-        "RETURN head, relation, tail, headId, tailId, dde", {"kg": KG, "ids": ids, "config": config or {}}).records
+        "CALL kgqa.subgraphrag.candidates($kg, $ids, $config) "
+        "YIELD head, relation, tail, headId, tailId, dde "
+        "RETURN head, relation, tail, headId, tailId, dde",
+        {"kg": KG, "ids": ids, "config": config or {}},
+    ).records
     return [dict(r) for r in records]
 
 
 def _retrieve(driver, question: str, config: dict) -> list[dict]:  # type: ignore[no-untyped-def]
     records = driver.execute_query(
         "CALL kgqa.subgraphrag.retrieve($q, $config) YIELD head, relation, tail, score, rank "
-        "RETURN head, relation, tail, score, rank", {"q": question, "config": config}).records
+        "RETURN head, relation, tail, score, rank",
+        {"q": question, "config": config},
+    ).records
     return [dict(r) for r in records]
 
 
@@ -133,6 +161,7 @@ def _error(driver, query: str, params: dict) -> str:  # type: ignore[no-untyped-
 
 
 # ------------------------------------------------------------------------------------------ candidates
+
 
 def test_candidates_within_hops_with_dde(driver, tiny_kg) -> None:  # type: ignore[no-untyped-def]
     one = _candidates(driver, ["Kismet"], {"hops": 1})
@@ -147,8 +176,8 @@ def test_candidates_within_hops_with_dde(driver, tiny_kg) -> None:  # type: igno
 
     # Hand-computed on the 2-hop subgraph K->D, K->M, G->M, P->D with topic K; parts [s0 | f1 | f2 | r1 | r2].
     k = [0, 1, 0, 0, 0, 0, 1, 0, 0, 0]
-    d = [1, 0, .5, .5, 0, 0, 0, 0, 0, 0]   # in-edges from K (topic) and P: mean [.5, .5]
-    g = [1, 0, 0, 0, 0, 0, 1, 0, 0, 0]     # out-edge to M (not topic)
+    d = [1, 0, 0.5, 0.5, 0, 0, 0, 0, 0, 0]  # in-edges from K (topic) and P: mean [.5, .5]
+    g = [1, 0, 0, 0, 0, 0, 1, 0, 0, 0]  # out-edge to M (not topic)
     by_pair = {(r["head"], r["tail"]): r for r in two}
     assert by_pair[("Kismet", "William Dieterle")]["dde"] == pytest.approx(k + d)
     assert by_pair[("Golden Earrings", "Marlene Dietrich")]["dde"] == pytest.approx(g + d)
@@ -159,28 +188,42 @@ def test_candidates_cap_and_isolated(driver, tiny_kg) -> None:  # type: ignore[n
     full = _candidates(driver, ["Kismet"])
     capped = _candidates(driver, ["Kismet"], {"maxCandidates": 3})
     assert [(r["head"], r["tail"]) for r in capped] == [(r["head"], r["tail"]) for r in full[:3]]
-    message = _error(driver, "CALL kgqa.subgraphrag.candidates($kg, ['Kismet'], {maxCandidates: 3, failOnTruncation: true})",
-                     {"kg": KG})
+    message = _error(
+        driver,
+        "CALL kgqa.subgraphrag.candidates($kg, ['Kismet'], {maxCandidates: 3, failOnTruncation: true})",
+        {"kg": KG},
+    )
     assert "config.maxCandidates: more than 3 candidate triples" in message
     assert _candidates(driver, ["Lonely Entity"]) == []
 
 
 def test_candidates_errors(driver, tiny_kg) -> None:  # type: ignore[no-untyped-def]
     assert "topicIds[1]: no entity with id 'Nobody'" in _error(
-        driver, "CALL kgqa.subgraphrag.candidates($kg, ['Kismet', 'Nobody'])", {"kg": KG})
+        driver, "CALL kgqa.subgraphrag.candidates($kg, ['Kismet', 'Nobody'])", {"kg": KG}
+    )
     assert "kg: no knowledge graph named 'no-such-kg' is loaded" in _error(
-        driver, "CALL kgqa.subgraphrag.candidates('no-such-kg', ['Kismet'])", {})
+        driver, "CALL kgqa.subgraphrag.candidates('no-such-kg', ['Kismet'])", {}
+    )
     assert "config.hops must be between 1 and 6, got 0" in _error(
-        driver, "CALL kgqa.subgraphrag.candidates($kg, ['Kismet'], {hops: 0})", {"kg": KG})
+        driver, "CALL kgqa.subgraphrag.candidates($kg, ['Kismet'], {hops: 0})", {"kg": KG}
+    )
 
 
 # -------------------------------------------------------------------------------------------- retrieve
 
+
 def _expected_scores(rows: list[dict], vectors, question: np.ndarray) -> dict:  # type: ignore[no-untyped-def]
     expected = {}
     for r in rows:
-        features = np.concatenate([question, vectors[r["head"]], vectors[f"rel:{r['relation']}"], vectors[r["tail"]],
-                                   np.asarray(r["dde"], dtype=np.float32)])
+        features = np.concatenate(
+            [
+                question,
+                vectors[r["head"]],
+                vectors[f"rel:{r['relation']}"],
+                vectors[r["tail"]],
+                np.asarray(r["dde"], dtype=np.float32),
+            ]
+        )
         assert features.shape == (INPUT_DIM,)
         expected[(r["head"], r["relation"], r["tail"])] = float(features @ vectors["w"])
     return expected
@@ -188,16 +231,22 @@ def _expected_scores(rows: list[dict], vectors, question: np.ndarray) -> dict:  
 
 def test_retrieve_scores_follow_the_feature_contract(driver, tiny_kg, linear_model, vectors) -> None:  # type: ignore[no-untyped-def]
     q = vectors["question"]
-    rows = _retrieve(driver, "ignored", {"kg": KG, "model": MODEL, "k": 100, "topicEntities": ["Kismet"],
-                                         "questionEmbedding": q.tolist()})
+    rows = _retrieve(
+        driver,
+        "ignored",
+        {"kg": KG, "model": MODEL, "k": 100, "topicEntities": ["Kismet"], "questionEmbedding": q.tolist()},
+    )
     expected = _expected_scores(_candidates(driver, ["Kismet"]), vectors, q)
     assert len(rows) == len(expected) == 4
     for r in rows:
         assert r["score"] == pytest.approx(expected[(r["head"], r["relation"], r["tail"])], abs=1e-4)
     assert [r["rank"] for r in rows] == [1, 2, 3, 4]
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
-    top2 = _retrieve(driver, "ignored", {"kg": KG, "model": MODEL, "k": 2, "topicEntities": ["kismet"],
-                                         "questionEmbedding": q.tolist()})
+    top2 = _retrieve(
+        driver,
+        "ignored",
+        {"kg": KG, "model": MODEL, "k": 2, "topicEntities": ["kismet"], "questionEmbedding": q.tolist()},
+    )
     assert top2 == rows[:2]
 
 
@@ -207,27 +256,46 @@ def test_retrieve_embeds_and_links_in_the_database(driver, tiny_kg, linear_model
     encoder = OnnxEncoder(ensure_encoder_exported(models_dir.parent))
     question = "who directed [kismet]"
     in_db = _retrieve(driver, question, {"kg": KG, "model": MODEL})
-    given = _retrieve(driver, question, {"kg": KG, "model": MODEL,
-                                         "questionEmbedding": encoder.embed_one("who directed kismet").tolist()})
+    given = _retrieve(
+        driver,
+        question,
+        {"kg": KG, "model": MODEL, "questionEmbedding": encoder.embed_one("who directed kismet").tolist()},
+    )
     assert [(r["head"], r["tail"]) for r in in_db] == [(r["head"], r["tail"]) for r in given]
     assert [r["score"] for r in in_db] == pytest.approx([r["score"] for r in given], abs=1e-4)
     # Free text (no brackets): the longest exact entity name in the question.
-    free = _retrieve(driver, "Which films did Marlene Dietrich star in?", {"kg": KG, "model": MODEL, "hops": 1})
-    assert {(r["head"], r["tail"]) for r in free} == {("Kismet", "Marlene Dietrich"), ("Golden Earrings", "Marlene Dietrich")}
+    free = _retrieve(
+        driver, "Which films did Marlene Dietrich star in?", {"kg": KG, "model": MODEL, "hops": 1}
+    )
+    assert {(r["head"], r["tail"]) for r in free} == {
+        ("Kismet", "Marlene Dietrich"),
+        ("Golden Earrings", "Marlene Dietrich"),
+    }
 
 
 def test_retrieve_errors_are_clear(driver, tiny_kg, linear_model, models_dir) -> None:  # type: ignore[no-untyped-def]
     call = "CALL kgqa.subgraphrag.retrieve($q, $config)"
     base = {"kg": KG, "model": MODEL}
-    message = _error(driver, call, {"q": "who directed [Kismet]", "config": {**base, "model": "no-such-model"}})
+    message = _error(
+        driver, call, {"q": "who directed [Kismet]", "config": {**base, "model": "no-such-model"}}
+    )
     assert f"no SubgraphRAG model 'no-such-model' in {models_dir / 'subgraphrag'}" in message
     assert "train one with `kgqa train subgraphrag`" in message
-    assert "config.k must be > 0, got 0" in _error(driver, call, {"q": "who directed [Kismet]", "config": {**base, "k": 0}})
-    assert "config.k must be > 0, got -5" in _error(driver, call, {"q": "who directed [Kismet]", "config": {**base, "k": -5}})
+    assert "config.k must be > 0, got 0" in _error(
+        driver, call, {"q": "who directed [Kismet]", "config": {**base, "k": 0}}
+    )
+    assert "config.k must be > 0, got -5" in _error(
+        driver, call, {"q": "who directed [Kismet]", "config": {**base, "k": -5}}
+    )
     assert "config.topicEntities[0]: no entity with id or name 'Nobody Atall'" in _error(
-        driver, call, {"q": "x", "config": {**base, "topicEntities": ["Nobody Atall"]}})
+        driver, call, {"q": "x", "config": {**base, "topicEntities": ["Nobody Atall"]}}
+    )
     assert "question [brackets][0]: no entity with id or name 'Nobody Atall'" in _error(
-        driver, call, {"q": "who directed [Nobody Atall]", "config": base})
+        driver, call, {"q": "who directed [Nobody Atall]", "config": base}
+    )
     assert "config.kg: no knowledge graph named 'no-such-kg' is loaded" in _error(
-        driver, call, {"q": "who directed [Kismet]", "config": {**base, "kg": "no-such-kg"}})
-    assert "config has an unknown key 'K'" in _error(driver, call, {"q": "who directed [Kismet]", "config": {**base, "K": 5}})
+        driver, call, {"q": "who directed [Kismet]", "config": {**base, "kg": "no-such-kg"}}
+    )
+    assert "config has an unknown key 'K'" in _error(
+        driver, call, {"q": "who directed [Kismet]", "config": {**base, "K": 5}}
+    )

@@ -21,6 +21,7 @@ def test_server_assembly_pins_match_config() -> None:
     assert _property(pom, "neo4j.version") == config.NEO4J_VERSION
     assert _property(pom, "gds.version") == config.GDS_VERSION
     assert _property(pom, "apoc.version") == config.APOC_VERSION
+    assert _property(pom, "onnxruntime.version") == config.ONNXRUNTIME_VERSION
 
 
 def test_plugin_pins_match_config() -> None:

@@ -67,7 +67,7 @@ from kgqa.training.subgraphrag_data import (
 )
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
-FEATURE_CACHE_VERSION = 1
+FEATURE_CACHE_VERSION = 2
 ONNX_OPSET = 17
 ONNX_TOLERANCE = 1e-5
 RECALL_AT = 100

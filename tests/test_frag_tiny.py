@@ -1,0 +1,170 @@
+"""FRAG on a tiny hand-made KG in its own test KG (removed afterwards): paths, ranking, PPR, cleanup."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kgqa.retrieve import frag
+from kgqa.retrieve.evidence import Evidence
+from kgqa.retrieve.frag import FragConfig, FragRetriever
+from neo4j import Driver
+
+TRIPLES = [
+    ("Alpha Film", "directed_by", "Dan Director"),
+    ("Alpha Film", "starred_actors", "Ann Actor"),
+    ("Alpha Film", "written_by", "Wes Writer"),
+    ("Alpha Film", "has_genre", "Drama"),
+    ("Alpha Film", "release_year", "1999"),
+    ("Beta Film", "directed_by", "Dan Director"),
+    ("Beta Film", "starred_actors", "Ann Actor"),
+    ("Beta Film", "starred_actors", "Bob Actor"),
+    ("Beta Film", "has_genre", "Drama"),
+    ("Gamma Film", "directed_by", "Eve Director"),
+    ("Gamma Film", "starred_actors", "Bob Actor"),
+    ("Gamma Film", "release_year", "2004"),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_kg(driver: Driver) -> Iterator[str]:
+    from kgqa.models.encoder import embed
+
+    kg = f"frag_test_{uuid.uuid4().hex[:12]}"
+    relations = sorted({r for _, r, _ in TRIPLES})
+    vectors = embed([r.replace("_", " ") for r in relations])
+    names = sorted({h for h, _, _ in TRIPLES} | {t for _, _, t in TRIPLES})
+    driver.execute_query("UNWIND $names AS name CREATE (:Entity {kg: $kg, id: name, name: name})",
+                         kg=kg, names=names)
+    for relation in relations:  # one relationship type per query: types cannot be parameters
+        rows = [{"h": h, "t": t} for h, r, t in TRIPLES if r == relation]
+        driver.execute_query(
+            f"UNWIND $rows AS row MATCH (h:Entity {{kg: $kg, id: row.h}}), (t:Entity {{kg: $kg, id: row.t}}) "
+            f"CREATE (h)-[:`{relation}`]->(t)", kg=kg, rows=rows)
+    driver.execute_query(
+        "UNWIND $rels AS rel "
+        "CREATE (:Relation {kg: $kg, name: rel.name, embedding: rel.embedding, count: 1})",
+        kg=kg, rels=[{"name": n, "embedding": v.tolist()} for n, v in zip(relations, vectors, strict=True)])
+    yield kg
+    driver.execute_query("MATCH (n) WHERE (n:Entity OR n:Relation) AND n.kg = $kg DETACH DELETE n", kg=kg)
+
+
+def fixed(hop_range: str, hops: int):  # type: ignore[no-untyped-def]
+    return lambda question, spans: (hop_range, hops)
+
+
+def _projections(driver: Driver, name: str) -> int:
+    records, _, _ = driver.execute_query(
+        "CALL gds.graph.list() YIELD graphName WHERE graphName = $name RETURN count(*) AS n", name=name)
+    return int(records[0]["n"])
+
+
+def _check_shape(evidence: Evidence) -> None:
+    in_path_order = list(dict.fromkeys(t for path in evidence.paths for t in path))
+    assert evidence.triplets == in_path_order
+    assert len(evidence.paths) <= 32
+    for path in evidence.paths:
+        assert path and all(len(t) == 3 for t in path)
+    topics = {e.name for e in evidence.topic_entities}
+    assert not topics & set(evidence.metadata["answer_candidates"])
+
+
+def test_one_hop_question(driver: Driver, tiny_kg: str) -> None:
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
+    evidence = retriever.retrieve("who directed [Alpha Film]", tiny_kg)
+    _check_shape(evidence)
+    assert evidence.metadata["hop_range"] == "simple"
+    assert evidence.metadata["answer_candidates"][0] == "Dan Director"
+    assert evidence.paths[0] == [("Alpha Film", "directed_by", "Dan Director")]
+    assert evidence.metadata["ppr_pruned"] is False
+
+
+def test_two_hop_question_never_walks_back_through_the_topic(driver: Driver, tiny_kg: str) -> None:
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
+    evidence = retriever.retrieve("who directed the films [Ann Actor] starred in", tiny_kg)
+    _check_shape(evidence)
+    assert evidence.metadata["answer_candidates"][0] == "Dan Director"  # directed both of her films
+    for path in evidence.paths:
+        heads_and_tails = [x for h, _, t in path for x in (h, t)]
+        assert heads_and_tails.count("Ann Actor") == 1
+    assert {"Alpha Film", "Beta Film", "Bob Actor"} <= set(evidence.entities())
+
+
+def test_complex_keeps_one_shortest_path_per_node(driver: Driver, tiny_kg: str) -> None:
+    config = FragConfig(keep_paths=100)
+    retriever = FragRetriever(driver, config, hop_predictor=fixed("complex", 3))
+    question = "what year were the films with the actors of [Alpha Film] released"
+    evidence = retriever.retrieve(question, tiny_kg)
+    _check_shape(evidence)
+    ends = [path[-1] for path in evidence.paths]
+    assert len(evidence.metadata["answer_candidates"]) == len(evidence.paths)
+    assert len(ends) == len(evidence.paths)
+    reached = set(evidence.entities()) - {"Alpha Film"}
+    assert {"Bob Actor", "Gamma Film"} <= reached  # 3 and 4 hops away
+    assert not {"Eve Director", "2004"} & reached  # 5 hops away
+    assert max(len(path) for path in evidence.paths) <= 4
+
+
+def test_ppr_pruning_and_projection_dropped(driver: Driver, tiny_kg: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    name = f"kgqa_frag_test_{uuid.uuid4().hex}"
+    monkeypatch.setattr(frag, "projection_name", lambda: name)
+    retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
+    evidence = retriever.retrieve("who starred in films directed by the director of [Alpha Film]", tiny_kg)
+    assert evidence.metadata["ppr_pruned"] is True
+    assert evidence.metadata["kept_nodes"] == 4
+    assert evidence.metadata["neighbourhood_nodes"] > 4
+    assert _projections(driver, name) == 0
+
+
+def test_projection_dropped_when_pagerank_fails(driver: Driver, tiny_kg: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    name = f"kgqa_frag_test_{uuid.uuid4().hex}"
+    monkeypatch.setattr(frag, "projection_name", lambda: name)
+    real_render = frag.render
+
+    def failing(template: str, **structure: object) -> str:
+        return "RETURN 1 / 0 AS boom" if template == "frag/ppr" else real_render(template, **structure)
+
+    monkeypatch.setattr(frag, "render", failing)
+    retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
+    with pytest.raises(Exception, match="(?i)divide|zero"):
+        retriever.retrieve("who starred in films directed by the director of [Alpha Film]", tiny_kg)
+    assert _projections(driver, name) == 0
+
+
+def test_no_topic_entity(driver: Driver, tiny_kg: str) -> None:
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
+    evidence = retriever.retrieve("who directed Xqzvbn Plorkwisty", tiny_kg)
+    assert evidence.is_empty and evidence.paths == [] and evidence.topic_entities == []
+    assert evidence.metadata["reason"] == "no topic entity"
+
+
+def test_missing_classifier_falls_back_to_complex(driver: Driver, tiny_kg: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> object:
+        raise ImportError(name)
+
+    monkeypatch.setattr(frag.importlib, "import_module", missing)
+    evidence = FragRetriever(driver).retrieve("who directed [Alpha Film]", tiny_kg)
+    assert evidence.metadata["hop_range"] == "complex"
+    assert evidence.metadata["hop_range_source"] == "fallback"
+    assert "Dan Director" in evidence.metadata["answer_candidates"]
+
+
+def test_injection_text_in_the_question(driver: Driver, tiny_kg: str) -> None:
+    def counts() -> tuple[int, int]:
+        records, _, _ = driver.execute_query(
+            "MATCH (n {kg: $kg}) WITH count(n) AS nodes MATCH ({kg: $kg})-[r]->() "
+            "RETURN nodes, count(r) AS rels", kg=tiny_kg)
+        return int(records[0]["nodes"]), int(records[0]["rels"])
+
+    before = counts()
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
+    for question in ["who directed [Alpha Film\"}) MATCH (n) DETACH DELETE n //]",
+                     "who directed Alpha Film'}) DETACH DELETE n RETURN {x: 1} //",
+                     "[Ann Actor] ${kg} {{ hops }} `directed_by` DETACH DELETE"]:
+        evidence = retriever.retrieve(question, tiny_kg)
+        assert isinstance(evidence, Evidence)
+    assert counts() == before
