@@ -191,7 +191,7 @@ class ManagedServer:
             shutil.copy2(jar, target)
 
     def _install_encoder(self, say) -> None:  # type: ignore[no-untyped-def]
-        """The ONNX sentence encoder lets kgqa.text.embed and kgqa.subgraphrag.retrieve embed questions in-DB."""
+        """The ONNX sentence encoder lets kgqa.text.embed and kgqa.subgraphrag.retrieve embed in-DB."""
         from kgqa.models.export_encoder import encoder_dir, ensure_encoder_exported
 
         if not (encoder_dir(self.home) / "model.onnx").exists():
