@@ -237,7 +237,12 @@ def render(reports: dict[tuple[str, str], dict[str, Any]], commands: dict[tuple[
                   f"Python {versions.get('python')}",
                   "- packages: " + ", ".join(f"{k} {v}" for k, v in versions.get("packages", {}).items()
                                              if v),
-                  f"- seed {any_report['seeds'].get('seed')} (see each report's `seeds`)", ""]
+                  f"- seed {any_report['seeds'].get('seed')} (see each report's `seeds`)",
+                  "- load average (1/5/15 min) when each report was written: "
+                  + "; ".join(f"{m} {s}: {r['machine'].get('load_avg_1_5_15', '?')}"
+                              for (s, m), r in sorted(reports.items())),
+                  "- latencies are wall-clock per question on this machine, with the Neo4j server on the "
+                  "same cores; other work running at the same time inflates them", ""]
 
     lines += ["## Load throughput", ""]
     if load is None:

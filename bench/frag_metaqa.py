@@ -83,7 +83,7 @@ def main() -> int:
             stages: dict[str, list[float]] = {}
             ranges: Counter[str] = Counter()
             pruned = 0
-            errors = []
+            errors: list[str] = []
             for question, gold in questions:
                 began = time.perf_counter()
                 evidence = retriever.retrieve(question, args.kg)

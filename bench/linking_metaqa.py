@@ -75,7 +75,7 @@ def main() -> int:
             errors: list[str] = []
             for question, gold in questions:
                 entity = add_typo(gold, rng) if args.typos else gold
-                free = BRACKET.sub(lambda _m, e=entity: e, question)
+                free = question.replace(f"[{gold}]", entity)
                 if args.lower:
                     free = free.lower()
                 began = time.perf_counter()

@@ -164,6 +164,10 @@ def server_versions(driver: Any) -> dict[str, str | None]:
 def machine_info() -> dict[str, Any]:
     info: dict[str, Any] = {"nproc": os.cpu_count(), "platform": platform.platform(),
                             "python": sys.version.split()[0]}
+    try:  # latency depends on what else runs: record how busy the machine was
+        info["load_avg_1_5_15"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover - not on every platform
+        pass
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal:"):

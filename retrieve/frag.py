@@ -453,8 +453,10 @@ class FragRetriever(Retriever):
         scored.sort(key=lambda s: (not s[0], -s[1], -s[2], -s[3], s[4]))
         ranked = [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
         if one_per_node:  # complex: one shortest path per reached node, its most relevant one
-            kept: set[int] = set()
-            ranked = [r for r in ranked if r[1][-1] not in kept and not kept.add(r[1][-1])]
+            best: dict[int, tuple[float, list[int], list[Step]]] = {}
+            for item in ranked:
+                best.setdefault(item[1][-1], item)
+            ranked = list(best.values())  # dicts keep insertion order: still best first
         return ranked
 
 

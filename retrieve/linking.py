@@ -178,7 +178,8 @@ class _Linker:
 
     def brackets(self, names: list[str], max_entities: int) -> list[LinkedEntity]:
         rows = self._run("linking/candidates", {"fulltext": False}, names=names)
-        exact = {str(hit["text"]): hit for hit in rows[0]["exact"]}  # type: ignore[union-attr]
+        exact_rows: list[dict[str, object]] = rows[0]["exact"]  # type: ignore[assignment]
+        exact = {str(hit["text"]): hit for hit in exact_rows}
         missing = [n for n in names if n not in exact]
         by_id = {str(r["text"]): r for r in self._run("linking/names_by_id", ids=missing)} if missing else {}
         found: list[LinkedEntity] = []
@@ -264,6 +265,7 @@ class _Linker:
             a, b = spans[texts[int(row["i"])]]  # type: ignore[call-overload]
             out.append(_Candidate(str(row["id"]), str(row["name"]), a, b, "vector", 0.75 * similarity))
         return out
+
 
 def _exact_lookups(tokens: Sequence[_Token]) -> dict[str, list[tuple[int, int, bool]]]:
     """Strings to look up by exact name -> the spans (i, j, typed-as-is) they come from."""
