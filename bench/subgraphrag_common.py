@@ -2,8 +2,8 @@
 
 Each question is run through the real in-database paths:
 
-* ``kgqa.subgraphrag.candidates`` gives the full candidate subgraph, whose shortest topic→answer paths are
-  the gold triples (the weak-label definition the scorer was trained on);
+* the gold triples are every triple on a shortest topic→answer path within the candidate radius (the
+  weak-label definition the scorer was trained on), from the uncapped numpy reference of the candidates;
 * ``kgqa.subgraphrag.retrieve`` (a trained model, ONNX inside Neo4j) and the cosine baseline (Cypher over the
   same candidates) each return their top max(K) triples once; metrics at every K come from prefixes.
 
@@ -28,10 +28,11 @@ from neo4j import Driver, RoutingControl
 from kgqa.evaluation.metrics import normalize_answer
 from kgqa.retrieve.cosine_baseline import COSINE_QUERY
 from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, answer_candidates, dedup_scored, question_text
-from kgqa.training.subgraphrag_data import KgIndex, fetch_subgraph, shortest_path_labels
+from kgqa.training.subgraphrag_data import KgIndex, LocalGraph, local_subgraph, shortest_path_labels
 
 Triplet = tuple[str, str, str]
 COSINE = "cosine"
+UNCAPPED = 10**9
 
 
 def embed_questions(texts: Sequence[str]) -> np.ndarray:
@@ -55,9 +56,13 @@ class Gold:
     candidates: int
 
 
-def gold_for(driver: Driver, index: KgIndex, topic_ids: Sequence[str], answer_ids: Sequence[int],
-             answer_names: Iterable[str], hops: int, max_candidates: int) -> Gold:
-    sub = fetch_subgraph(driver, index, topic_ids, hops, include_seed=False, max_candidates=max_candidates)
+def gold_for(graph: LocalGraph, index: KgIndex, topic_ids: Sequence[str], answer_ids: Sequence[int],
+             answer_names: Iterable[str], hops: int) -> Gold:
+    """Gold triples: every triple on a shortest topic→answer path within ``hops`` (no candidate cap, so a
+    retriever whose capped candidates miss some of them pays for it). Computed with the numpy reference of
+    the candidate definition (identical to the procedure's below the cap; see the training parity check)."""
+    sub = local_subgraph(graph, [index.entity(t) for t in topic_ids], hops, include_seed=False,
+                         max_candidates=UNCAPPED)
     answers_local = np.flatnonzero(np.isin(sub.entities, np.asarray(answer_ids, dtype=np.int64)))
     labels = shortest_path_labels(sub.entities.size, sub.heads, sub.tails, sub.topics.tolist(),
                                   answers_local.tolist())

@@ -34,7 +34,7 @@ from tqdm import tqdm
 from kgqa.evaluation.datasets import load_dataset
 from kgqa.evaluation.metrics import normalize_answer
 from kgqa.graph.connection import open_driver
-from kgqa.training.subgraphrag_data import KgIndex, load_kg_index
+from kgqa.training.subgraphrag_data import KgIndex, load_kg_index, load_local_graph
 
 PUBLISHED_ANSWER_RECALL_AT_100 = 0.944  # SubgraphRAG (Li et al., 2024), WebQSP, K = 100
 
@@ -68,6 +68,7 @@ def main() -> int:
     dataset = load_dataset("webqsp", "test", args.data, limit=args.limit)
     driver = open_driver()
     index = load_kg_index(driver, args.kg)
+    graph = load_local_graph(driver, index)
     vectors = embed_questions([q.question for q in dataset.questions])
     tally = Tally()
     unlinked = 0
@@ -76,13 +77,13 @@ def main() -> int:
     for i, name in enumerate(index.entity_names):
         by_name.setdefault(normalize_answer(name), []).append(i)
     began = time.perf_counter()
-    for i, q in enumerate(tqdm(dataset.questions, desc="questions", unit="q")):
+    for i, q in enumerate(tqdm(dataset.questions, desc="questions", unit="q", disable=None)):
         topic_ids = topic_ids_for(index, q.topic_entities)
         if not topic_ids:
             unlinked += 1
             continue
         answer_idx = sorted({j for a in q.answers for j in by_name.get(normalize_answer(a), [])})
-        gold = gold_for(driver, index, topic_ids, answer_idx, q.answers, args.hops, args.max_candidates)
+        gold = gold_for(graph, index, topic_ids, answer_idx, q.answers, args.hops)
         n_answers = len({normalize_answer(a) for a in q.answers})
         in_candidates = {normalize_answer(index.entity_names[j]) for j in answer_idx}
         ceiling.append(min(1.0, gold.answers_in_candidates and len(in_candidates) / max(1, n_answers)))

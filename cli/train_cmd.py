@@ -22,12 +22,13 @@ def train() -> None:
 @click.option("--epochs", default=12, show_default=True, type=int, help="Maximum epochs (early stopping).")
 @click.option("--limit", default=None, type=int, help="Training questions per hop (quick runs, tests).")
 @click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
-@click.option("--negatives", default=512, show_default=True, type=int, help="Sampled negatives per question.")
+@click.option("--negatives", default=256, show_default=True, type=int, help="Sampled negatives per question.")
 @click.option("--seed", default=13, show_default=True, type=int, help="Seed of the split, sampling and init.")
 @click.option("--max-candidates", default=20000, show_default=True, type=int,
               help="Candidate cap per question.")
-@click.option("--source", type=click.Choice(["db", "local"]), default="db", show_default=True,
-              help="Candidates + DDE from kgqa.subgraphrag.candidates (db) or the numpy reference (local).")
+@click.option("--source", type=click.Choice(["auto", "db", "local"]), default="auto", show_default=True,
+              help="Candidates + DDE: kgqa.subgraphrag.candidates for every question (db), the numpy "
+                   "reference (local), or the reference once a sample shows the procedure agrees (auto).")
 @click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="MetaQA folder (default ../shared/data/metaqa).")
 @click.option("--json", "as_json", is_flag=True, help="Print the installed model's meta.json.")

@@ -1,7 +1,8 @@
 """The one retriever contract: ``retrieve(question, kg, k) -> Evidence``.
 
-Subclasses implement ``_search``; the shared ``retrieve`` does linking, timing and the MOT dedup/order step,
-so no method formats or orders evidence on its own.
+Subclasses implement ``_search``; the shared ``retrieve`` does entity linking and timing. Methods whose
+evidence is a merged subgraph order it through the one shared MOT step, ``kgqa.retrieve.mot.dedup_order``
+(the ``kgqa.triplets.dedupOrder`` procedure); score-ranked methods keep their score order.
 """
 
 from __future__ import annotations

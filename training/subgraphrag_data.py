@@ -487,3 +487,36 @@ def question_ids(index: KgIndex, names: Iterable[str]) -> list[int]:
     for name in names:
         found.extend(index.entities_named(name))
     return sorted(set(found))
+
+
+# --- the procedure and the reference agree ----------------------------------------------------------------
+
+def triple_codes(subgraph: Subgraph) -> dict[tuple[int, int, int], tuple[float, ...]]:
+    """{(head, relation, tail) global indices: rounded [dde_head ‖ dde_tail]} of a subgraph."""
+    dde = np.round(subgraph.triple_dde().astype(np.float64), 5)
+    return {(int(subgraph.entities[h]), int(r), int(subgraph.entities[t])): tuple(code.tolist())
+            for h, r, t, code in zip(subgraph.heads, subgraph.relations, subgraph.tails, dde, strict=True)}
+
+
+def check_reference_parity(driver: Driver, index: KgIndex, graph: LocalGraph,
+                           topic_sets: Sequence[Sequence[str]], hops: int, include_seed: bool,
+                           max_rows: int = 3000) -> int:
+    """Compares ``kgqa.subgraphrag.candidates`` with ``local_subgraph`` on some topic sets (skipping any whose
+    candidates exceed ``max_rows``, where the cap's cut may legitimately differ). Returns how many were
+    compared; raises KgqaError on the first disagreement in triples or DDE codes."""
+    compared = 0
+    for topic_ids in topic_sets:
+        reference = local_subgraph(graph, [index.entity(t) for t in topic_ids], hops, include_seed,
+                                   max_candidates=max_rows + 1)
+        if reference.size > max_rows:
+            continue
+        db = fetch_subgraph(driver, index, topic_ids, hops, include_seed, max_candidates=max_rows + 1)
+        ours, theirs = triple_codes(reference), triple_codes(db)
+        if ours != theirs:
+            missing = len(ours.keys() - theirs.keys()) + len(theirs.keys() - ours.keys())
+            differing = sum(ours[k] != theirs[k] for k in ours.keys() & theirs.keys())
+            raise KgqaError(f"kgqa.subgraphrag.candidates and the numpy reference disagree for topics "
+                            f"{topic_ids} ({missing} triples in one only, {differing} DDE codes differ); "
+                            "train with --source db")
+        compared += 1
+    return compared
