@@ -620,10 +620,11 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
     vectors = question_vectors(texts, config.kg)
     source = make_source(driver, index, config)
     if config.source == "auto":
-        sample = [q for q in val_q if q.hop <= config.hops][:PARITY_QUESTIONS]
-        topic_sets = [[index.entity_ids[i] for i in question_ids(index, q.topics)] for q in sample]
+        step = max(1, len(val_q) // PARITY_QUESTIONS)
+        cases = [([index.entity_ids[i] for i in question_ids(index, q.topics)], candidate_hops(config.hops, q.hop))
+                 for q in val_q[::step]]
         compared = check_reference_parity(driver, index, load_local_graph(driver, index),
-                                          [t for t in topic_sets if t], config.hops, config.include_seed)
+                                          [c for c in cases if c[0]], config.include_seed)
         if compared == 0:
             raise KgqaError("could not compare the candidates procedure with the reference; use --source db")
         log(f"kgqa.subgraphrag.candidates and the numpy reference agree on {compared} questions "

@@ -499,13 +499,13 @@ def triple_codes(subgraph: Subgraph) -> dict[tuple[int, int, int], tuple[float, 
 
 
 def check_reference_parity(driver: Driver, index: KgIndex, graph: LocalGraph,
-                           topic_sets: Sequence[Sequence[str]], hops: int, include_seed: bool,
+                           cases: Sequence[tuple[Sequence[str], int]], include_seed: bool,
                            max_rows: int = 3000) -> int:
-    """Compares ``kgqa.subgraphrag.candidates`` with ``local_subgraph`` on some topic sets (skipping any whose
-    candidates exceed ``max_rows``, where the cap's cut may legitimately differ). Returns how many were
-    compared; raises KgqaError on the first disagreement in triples or DDE codes."""
+    """Compares ``kgqa.subgraphrag.candidates`` with ``local_subgraph`` on (topic ids, hops) cases, skipping
+    any whose candidates exceed ``max_rows`` (there the cap's cut may legitimately differ). Returns how many
+    were compared; raises KgqaError on the first disagreement in triples or DDE codes."""
     compared = 0
-    for topic_ids in topic_sets:
+    for topic_ids, hops in cases:
         reference = local_subgraph(graph, [index.entity(t) for t in topic_ids], hops, include_seed,
                                    max_candidates=max_rows + 1)
         if reference.size > max_rows:
