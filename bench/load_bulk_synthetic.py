@@ -42,8 +42,9 @@ def generate(path: Path, triples: int, entities: int, seed: int = 7) -> None:
 
 
 def kgqa(*args: str, env: dict[str, str]) -> str:
-    proc = subprocess.run([sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env})
+    proc = subprocess.run(
+        [sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True, env={**os.environ, **env}
+    )
     if proc.returncode != 0:
         sys.exit(f"kgqa {' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
     return proc.stdout
@@ -64,12 +65,25 @@ def main() -> None:
     if not args.file.exists():
         began = time.monotonic()
         generate(args.file, args.triples, args.entities)
-        print(f"generated {args.file} ({args.file.stat().st_size / 1e6:.0f} MB) in {time.monotonic() - began:.1f}s")
+        print(
+            f"generated {args.file} ({args.file.stat().st_size / 1e6:.0f} MB) "
+            f"in {time.monotonic() - began:.1f}s"
+        )
     env = {"KGQA_HOME": str(args.home), "KGQA_BOLT_PORT": str(args.port), "NEO4J_URI": ""}
     kgqa("server", "start", env=env)
     try:
         began = time.monotonic()
-        load_args = ["load", "dbpedia", "--path", str(args.file), "--kg", "synthetic", "--bulk", "--force", "--json"]
+        load_args = [
+            "load",
+            "dbpedia",
+            "--path",
+            str(args.file),
+            "--kg",
+            "synthetic",
+            "--bulk",
+            "--force",
+            "--json",
+        ]
         if not args.embeddings:
             load_args.append("--no-embeddings")
         summary = json.loads(kgqa(*load_args, env=env))
@@ -81,9 +95,15 @@ def main() -> None:
     n = summary["relationships"]
     print(f"bulk load of {n:,} triples, {summary['entities']:,} entities, {summary['relations']} relations")
     for name, seconds in phases.items():
-        rate = f"  ({n / seconds:,.0f} triples/s)" if name in ("parse_and_stage", "sort_and_csv", "import") else ""
+        rate = (
+            f"  ({n / seconds:,.0f} triples/s)"
+            if name in ("parse_and_stage", "sort_and_csv", "import")
+            else ""
+        )
         print(f"  {name:16} {seconds:8.1f}s{rate}")
-    print(f"  {'write total':16} {write:8.1f}s  ({n / write:,.0f} triples/s: parse, stage, sort, CSV, import)")
+    print(
+        f"  {'write total':16} {write:8.1f}s  ({n / write:,.0f} triples/s: parse, stage, sort, CSV, import)"
+    )
     print(f"  {'load total':16} {summary['seconds']:8.1f}s  (wall {wall:.1f}s with start-up)")
     print(f"cpus: {os.cpu_count()}, load average (1 min): {os.getloadavg()[0]:.1f}")
 

@@ -23,12 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from neo4j import Driver, RoutingControl
-
 from kgqa.evaluation.metrics import normalize_answer
 from kgqa.retrieve.cosine_baseline import COSINE_QUERY
 from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, answer_candidates, dedup_scored, question_text
 from kgqa.training.subgraphrag_data import KgIndex, LocalGraph, local_subgraph, shortest_path_labels
+from neo4j import Driver, RoutingControl
 
 Triplet = tuple[str, str, str]
 COSINE = "cosine"

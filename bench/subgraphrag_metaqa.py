@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from kgqa.graph.connection import open_driver
+from kgqa.training.subgraphrag import TrainConfig, candidate_hops, dev_splits, model_dir
+from kgqa.training.subgraphrag_data import load_kg_index, load_local_graph, question_ids, read_metaqa
 from subgraphrag_common import (
     COSINE,
     Tally,
@@ -34,10 +37,6 @@ from subgraphrag_common import (
     throughput,
 )
 from tqdm import tqdm
-
-from kgqa.graph.connection import open_driver
-from kgqa.training.subgraphrag import TrainConfig, candidate_hops, dev_splits, model_dir
-from kgqa.training.subgraphrag_data import load_kg_index, load_local_graph, question_ids, read_metaqa
 
 
 def main() -> int:

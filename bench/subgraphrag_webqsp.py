@@ -19,6 +19,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from kgqa.evaluation.datasets import load_dataset
+from kgqa.evaluation.metrics import normalize_answer
+from kgqa.graph.connection import open_driver
+from kgqa.training.subgraphrag_data import KgIndex, load_kg_index, load_local_graph
 from subgraphrag_common import (
     COSINE,
     Tally,
@@ -30,11 +34,6 @@ from subgraphrag_common import (
     run_model,
 )
 from tqdm import tqdm
-
-from kgqa.evaluation.datasets import load_dataset
-from kgqa.evaluation.metrics import normalize_answer
-from kgqa.graph.connection import open_driver
-from kgqa.training.subgraphrag_data import KgIndex, load_kg_index, load_local_graph
 
 PUBLISHED_ANSWER_RECALL_AT_100 = 0.944  # SubgraphRAG (Li et al., 2024), WebQSP, K = 100
 

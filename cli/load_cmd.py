@@ -7,7 +7,6 @@ import logging
 from pathlib import Path
 
 import click
-
 from kgqa.loaders.records import Issue
 
 SHOW_ISSUES = 20
@@ -20,20 +19,43 @@ def _quiet_notifications() -> None:
 
 @click.command()
 @click.argument("source", type=click.Choice(["metaqa", "freebase", "dbpedia"]))
-@click.option("--path", "paths", multiple=True, required=True, type=click.Path(path_type=Path),
-              help="Input file or directory (repeatable), e.g. ../shared/data/metaqa, ../shared/data/fb15k-237, "
-                   "a WebQSP/CWQ triples JSON, or RDF .nt/.ttl[.gz|.bz2] dumps.")
-@click.option("--kg", default=None, help="KG name [default: from the source: metaqa, freebase, fb15k237, "
-                                         "webqsp, cwq, dbpedia].")
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Input file or directory (repeatable), e.g. ../shared/data/metaqa, ../shared/data/fb15k-237, "
+    "a WebQSP/CWQ triples JSON, or RDF .nt/.ttl[.gz|.bz2] dumps.",
+)
+@click.option(
+    "--kg",
+    default=None,
+    help="KG name [default: from the source: metaqa, freebase, fb15k237, webqsp, cwq, dbpedia].",
+)
 @click.option("--bulk", is_flag=True, help="Import with neo4j-admin into an empty database (managed server).")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed line with a non-zero exit.")
 @click.option("--force", is_flag=True, help="Load again even when the same input was loaded already.")
-@click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(100, 100_000),
-              help="Triples per write transaction (online path).")
+@click.option(
+    "--batch-size",
+    default=5000,
+    show_default=True,
+    type=click.IntRange(100, 100_000),
+    help="Triples per write transaction (online path).",
+)
 @click.option("--no-embeddings", is_flag=True, help="Skip embeddings (compute them later with `kgqa index`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def load(source: str, paths: tuple[Path, ...], kg: str | None, bulk: bool, strict: bool, force: bool,
-         batch_size: int, no_embeddings: bool, as_json: bool) -> None:
+def load(
+    source: str,
+    paths: tuple[Path, ...],
+    kg: str | None,
+    bulk: bool,
+    strict: bool,
+    force: bool,
+    batch_size: int,
+    no_embeddings: bool,
+    as_json: bool,
+) -> None:
     """Load a knowledge graph: SOURCE is metaqa, freebase or dbpedia."""
     _quiet_notifications()
     from kgqa.loaders.pipeline import LoadOptions
@@ -50,8 +72,16 @@ def load(source: str, paths: tuple[Path, ...], kg: str | None, bulk: bool, stric
         elif shown == SHOW_ISSUES + 1:
             click.echo("kgqa: further malformed lines are counted, not shown", err=True)
 
-    options = LoadOptions(source=source, paths=list(paths), kg=kg, bulk=bulk, strict=strict, force=force,
-                          batch_size=batch_size, embeddings=not no_embeddings)
+    options = LoadOptions(
+        source=source,
+        paths=list(paths),
+        kg=kg,
+        bulk=bulk,
+        strict=strict,
+        force=force,
+        batch_size=batch_size,
+        embeddings=not no_embeddings,
+    )
     with Progress() as progress:
         summary = run_load(options, progress=progress, on_issue=on_issue)
     if as_json:
@@ -67,8 +97,10 @@ def load(source: str, paths: tuple[Path, ...], kg: str | None, bulk: bool, stric
     for reason, count in summary.dropped.items():
         click.echo(f"  dropped        {count:>12,}  {reason}")
     if not summary.already_loaded:
-        click.echo(f"  embeddings     {summary.embedded_entities:>12,}  entities, "
-                   f"{summary.embedded_relations:,} relations ({summary.embedding_model or 'skipped'})")
+        click.echo(
+            f"  embeddings     {summary.embedded_entities:>12,}  entities, "
+            f"{summary.embedded_relations:,} relations ({summary.embedding_model or 'skipped'})"
+        )
     phases = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in summary.phases.items())
     click.echo(f"  time           {summary.seconds:>11.1f}s" + (f"  ({phases})" if phases else ""))
 
@@ -95,8 +127,16 @@ def kgs(as_json: bool, drop: str | None) -> None:
         return
     from kgqa.cli.output import print_table
 
-    columns = ["name", "source", "entities", "relationships", "relations", "embedding_model", "loaded_at",
-               "status"]
+    columns = [
+        "name",
+        "source",
+        "entities",
+        "relationships",
+        "relations",
+        "embedding_model",
+        "loaded_at",
+        "status",
+    ]
     print_table(columns, [{c: "" if row.get(c) is None else row[c] for c in columns} for row in rows])
 
 
@@ -112,6 +152,8 @@ def index(kg: str | None, missing_only: bool) -> None:
     with Progress() as progress:
         reports = build_indexes(kg=kg, missing_only=missing_only, progress=progress)
     for report in reports:
-        click.echo(f"KG {report.kg}: embedded {report.entities:,} entities and {report.relations:,} relations "
-                   f"with {report.embedding_model} in {report.seconds:.1f}s")
+        click.echo(
+            f"KG {report.kg}: embedded {report.entities:,} entities and {report.relations:,} relations "
+            f"with {report.embedding_model} in {report.seconds:.1f}s"
+        )
     click.echo("indexes ONLINE")

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from neo4j import Driver
-
 from kgqa.graph.cypher import render
 from kgqa.loaders.progress import Progress
+from neo4j import Driver
 
 PAGE = 20_000
 ENCODE_BATCH = 1024

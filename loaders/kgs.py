@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from neo4j import Driver
-
 from kgqa.graph.cypher import render
+from neo4j import Driver
 
 
 def list_kgs(driver: Driver) -> list[dict[str, Any]]:

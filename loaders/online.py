@@ -14,12 +14,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from neo4j import Driver, ManagedTransaction
-
 from kgqa.graph.cypher import render
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Fact, Label, Record
 from kgqa.loaders.spool import read_rows, write_row
+from neo4j import Driver, ManagedTransaction
 
 LABEL_BATCH = 10_000
 

@@ -18,8 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neo4j import Driver
-
 from kgqa.graph import config
 from kgqa.graph.cypher import render
 from kgqa.graph.errors import KgqaError
@@ -31,6 +29,7 @@ from kgqa.loaders.plan import InputPlan, ParseContext
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Issue, IssueSink, ParseStats, Record
 from kgqa.loaders.schema import await_indexes, ensure_schema
+from neo4j import Driver
 
 SOURCES: dict[str, Callable[[list[Path]], InputPlan]] = {
     "metaqa": metaqa.plan,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from neo4j import Driver
-
 from kgqa.graph.cypher import render
 from kgqa.graph.errors import KgqaError
+from neo4j import Driver
 
 CONSTRAINTS = ("kg_name", "entity_key", "relation_key")
 INDEXES = ("entity_kg_name", "entity_name")

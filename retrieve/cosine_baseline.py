@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import time
 
-from neo4j import Driver, RoutingControl
-
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.evidence import Evidence, LinkedEntity
 from kgqa.retrieve.subgraphrag import dedup_scored, embed_question
+from neo4j import Driver, RoutingControl
 
 DEFAULT_HOPS = 2
 DEFAULT_MAX_CANDIDATES = 20000

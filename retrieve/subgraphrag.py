@@ -15,10 +15,9 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from neo4j import Driver, RoutingControl
-
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
+from neo4j import Driver, RoutingControl
 
 DEFAULT_MODEL = "default"
 

@@ -15,18 +15,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from kgqa.graph.connection import open_driver
 from kgqa.graph.server import ManagedServer
 from kgqa.loaders.kgs import drop_kg
+
 from tests.conftest import run_kgqa
 from tests.fixtures.loaders.helpers import graph_of
 from tests.test_load_parsers import DBPEDIA, FREEBASE, METAQA
 
 BULK_HOME = Path(os.environ.get("KGQA_TEST_BULK_HOME", Path.home() / ".kgqa-test-bulk"))
 BULK_PORT = int(os.environ.get("KGQA_TEST_BULK_PORT", "7698"))
-BULK_ENV = {"KGQA_HOME": str(BULK_HOME), "KGQA_BOLT_PORT": str(BULK_PORT), "NEO4J_URI": "",
-            "KGQA_HEAP": "768m", "KGQA_PAGECACHE": "256m"}
+BULK_ENV = {
+    "KGQA_HOME": str(BULK_HOME),
+    "KGQA_BOLT_PORT": str(BULK_PORT),
+    "NEO4J_URI": "",
+    "KGQA_HEAP": "768m",
+    "KGQA_PAGECACHE": "256m",
+}
 
 
 @pytest.fixture(scope="module")
@@ -58,21 +63,34 @@ def bulk_driver(bulk_server: ManagedServer) -> Iterator[Any]:
 @pytest.fixture(scope="module", autouse=True)
 def clean(driver: Any) -> Iterator[None]:
     yield
-    for row in driver.execute_query("MATCH (k:KG) WHERE k.name STARTS WITH 't_bulk_' RETURN k.name AS n").records:
+    for row in driver.execute_query(
+        "MATCH (k:KG) WHERE k.name STARTS WITH 't_bulk_' RETURN k.name AS n"
+    ).records:
         drop_kg(driver, row["n"])
 
 
 def _same_graph(online: dict[str, Any], bulk: dict[str, Any]) -> None:
     assert sorted(online["triples"]) == sorted(bulk["triples"])
-    assert {i: n for i, (n, _) in online["entities"].items()} == {i: n for i, (n, _) in bulk["entities"].items()}
+    assert {i: n for i, (n, _) in online["entities"].items()} == {
+        i: n for i, (n, _) in bulk["entities"].items()
+    }
     for entity, (_, vector) in online["entities"].items():
         assert np.allclose(vector, bulk["entities"][entity][1], atol=1e-5), entity
-    assert {n: (c, t) for n, (c, t, _) in online["relations"].items()} == \
-        {n: (c, t) for n, (c, t, _) in bulk["relations"].items()}
+    assert {n: (c, t) for n, (c, t, _) in online["relations"].items()} == {
+        n: (c, t) for n, (c, t, _) in bulk["relations"].items()
+    }
     for name, (_, _, vector) in online["relations"].items():
         assert np.allclose(vector, bulk["relations"][name][2], atol=1e-5), name
-    for key in ("entities", "relationships", "relations", "skipped", "status", "source", "format",
-                "embedding_model"):
+    for key in (
+        "entities",
+        "relationships",
+        "relations",
+        "skipped",
+        "status",
+        "source",
+        "format",
+        "embedding_model",
+    ):
         assert online["kg"][key] == bulk["kg"][key], key
 
 
@@ -82,13 +100,17 @@ def _load(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("source,path,kg", [
-    ("dbpedia", DBPEDIA, "t_bulk_dbp"),
-    ("freebase", FREEBASE, "t_bulk_fb"),
-    ("metaqa", METAQA, "t_bulk_mq"),
-])
-def test_bulk_and_online_give_the_same_graph(source: str, path: Path, kg: str, driver: Any, bulk_driver: Any,
-                                             bulk_server: ManagedServer) -> None:
+@pytest.mark.parametrize(
+    "source,path,kg",
+    [
+        ("dbpedia", DBPEDIA, "t_bulk_dbp"),
+        ("freebase", FREEBASE, "t_bulk_fb"),
+        ("metaqa", METAQA, "t_bulk_mq"),
+    ],
+)
+def test_bulk_and_online_give_the_same_graph(
+    source: str, path: Path, kg: str, driver: Any, bulk_driver: Any, bulk_server: ManagedServer
+) -> None:
     for row in bulk_driver.execute_query("MATCH (k:KG) RETURN k.name AS n").records:  # a private database
         drop_kg(bulk_driver, row["n"])
     online = _load(source, "--path", str(path), "--kg", kg)
@@ -97,9 +119,21 @@ def test_bulk_and_online_give_the_same_graph(source: str, path: Path, kg: str, d
     for key in ("entities", "relationships", "relations", "skipped"):
         assert online[key] == bulk[key], key
     _same_graph(graph_of(driver, kg), graph_of(bulk_driver, kg))
-    states = {r["name"]: r["state"] for r in bulk_driver.execute_query("SHOW INDEXES YIELD name, state").records}
-    assert all(states[n] == "ONLINE" for n in ("entity_embedding", "relation_embedding", "entity_name",
-                                                "entity_kg_name", "entity_key", "relation_key", "kg_name"))
+    states = {
+        r["name"]: r["state"] for r in bulk_driver.execute_query("SHOW INDEXES YIELD name, state").records
+    }
+    assert all(
+        states[n] == "ONLINE"
+        for n in (
+            "entity_embedding",
+            "relation_embedding",
+            "entity_name",
+            "entity_kg_name",
+            "entity_key",
+            "relation_key",
+            "kg_name",
+        )
+    )
 
 
 def test_bulk_refuses_a_database_that_holds_another_kg(bulk_server: ManagedServer, bulk_driver: Any) -> None:
@@ -109,12 +143,28 @@ def test_bulk_refuses_a_database_that_holds_another_kg(bulk_server: ManagedServe
     assert result.returncode != 0
     assert f"holds {held[0]}" in result.stderr and "load without --bulk" in result.stderr
     assert [r["n"] for r in bulk_driver.execute_query("MATCH (k:KG) RETURN k.name AS n").records] == held
-    again = _load("metaqa" if held[0] == "t_bulk_mq" else "freebase", "--path",
-                  str(METAQA if held[0] == "t_bulk_mq" else FREEBASE), "--kg", held[0], "--bulk", env=BULK_ENV)
+    again = _load(
+        "metaqa" if held[0] == "t_bulk_mq" else "freebase",
+        "--path",
+        str(METAQA if held[0] == "t_bulk_mq" else FREEBASE),
+        "--kg",
+        held[0],
+        "--bulk",
+        env=BULK_ENV,
+    )
     assert again["already_loaded"]
 
 
 def test_bulk_needs_the_managed_server() -> None:
-    result = run_kgqa("load", "metaqa", "--path", str(METAQA), "--bulk",
-                      env={"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "x"})
-    assert result.returncode != 0 and "--bulk imports with neo4j-admin into the managed local server" in result.stderr
+    result = run_kgqa(
+        "load",
+        "metaqa",
+        "--path",
+        str(METAQA),
+        "--bulk",
+        env={"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "x"},
+    )
+    assert (
+        result.returncode != 0
+        and "--bulk imports with neo4j-admin into the managed local server" in result.stderr
+    )

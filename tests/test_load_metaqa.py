@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from kgqa.loaders.kgs import drop_kg, kg_info
+
 from tests.conftest import run_kgqa
 
 pytestmark = pytest.mark.slow
@@ -50,33 +50,41 @@ def test_fb15k237_loads_with_names(temporary_kg: str, shared_data: Path, driver:
     assert summary["kg"] == temporary_kg and summary["format"] == "fb15k"
     row = _kgs()[temporary_kg]
     assert (row["entities"], row["relationships"], row["relations"]) == (14_541, len(triples), 237)
-    unnamed = driver.execute_query("MATCH (e:Entity {kg: $kg}) WHERE e.name = e.id RETURN count(e) AS n",
-                                   kg=temporary_kg).records[0]["n"]
+    unnamed = driver.execute_query(
+        "MATCH (e:Entity {kg: $kg}) WHERE e.name = e.id RETURN count(e) AS n", kg=temporary_kg
+    ).records[0]["n"]
     assert unnamed == 0
-    named = driver.execute_query("MATCH (e:Entity {kg: $kg, id: 'm.06rf7'}) RETURN e.name AS name",
-                                 kg=temporary_kg).records
+    named = driver.execute_query(
+        "MATCH (e:Entity {kg: $kg, id: 'm.06rf7'}) RETURN e.name AS name", kg=temporary_kg
+    ).records
     assert named[0]["name"] == "Schleswig-Holstein"
 
 
 @pytest.mark.parametrize("temporary_kg", ["webqsp"], indirect=True)
-def test_webqsp_question_triples_load_and_jamaica_is_found(temporary_kg: str, shared_data: Path,
-                                                           driver: Any) -> None:
+def test_webqsp_question_triples_load_and_jamaica_is_found(
+    temporary_kg: str, shared_data: Path, driver: Any
+) -> None:
     path = shared_data / "webqsp" / "subgraphrag_gpt_triples_webqsp_test.json"
     summary = _load("freebase", "--path", str(path))
     assert summary["kg"] == temporary_kg and summary["skipped"] > 0  # GPT-garbled relations are reported
     data = json.loads(path.read_text())
     assert summary["relationships"] <= len({tuple(t) for triples in data.values() for t in triples})
     assert summary["relationships"] > 6000 and summary["entities"] > 5000
-    exact = driver.execute_query("MATCH (e:Entity {kg: $kg, name: 'Jamaica'}) RETURN e.id AS id",
-                                 kg=temporary_kg).records
+    exact = driver.execute_query(
+        "MATCH (e:Entity {kg: $kg, name: 'Jamaica'}) RETURN e.id AS id", kg=temporary_kg
+    ).records
     assert [r["id"] for r in exact] == ["Jamaica"]
     hits = driver.execute_query(
         "CALL db.index.fulltext.queryNodes('entity_name', 'jamaica') YIELD node, score "
-        "WHERE node.kg = $kg RETURN node.name AS name ORDER BY score DESC LIMIT 5", kg=temporary_kg).records
+        "WHERE node.kg = $kg RETURN node.name AS name ORDER BY score DESC LIMIT 5",
+        kg=temporary_kg,
+    ).records
     assert hits and hits[0]["name"] == "Jamaica"
     languages = driver.execute_query(
         "MATCH (:Entity {kg: $kg, id: 'Jamaica'})-[r:`location.country.languages_spoken`]->(l) "
-        "RETURN collect(l.name) AS names", kg=temporary_kg).records[0]["names"]
+        "RETURN collect(l.name) AS names",
+        kg=temporary_kg,
+    ).records[0]["names"]
     assert "Jamaican English" in languages
 
 
@@ -85,8 +93,12 @@ def test_all_of_metaqa(shared_data: Path, driver: Any) -> None:
     first = _load("metaqa", "--path", str(data))
     print(f"\nMetaQA load: {json.dumps({k: first[k] for k in ('seconds', 'phases', 'already_loaded')})}")
     row = _kgs()["metaqa"]
-    assert (row["entities"], row["relationships"], row["relations"], row["status"]) == \
-        (43_234, 133_582, 9, "complete")
+    assert (row["entities"], row["relationships"], row["relations"], row["status"]) == (
+        43_234,
+        133_582,
+        9,
+        "complete",
+    )
     assert row["embedding_model"] == "all-MiniLM-L6-v2"
     again = _load("metaqa", "--path", str(data), "--force")  # every MERGE once more over the loaded graph
     assert not again["already_loaded"] and again["embedded_entities"] == 0
@@ -100,11 +112,15 @@ def test_all_of_metaqa(shared_data: Path, driver: Any) -> None:
     vector = embed(["Kismet"])[0].tolist()
     near = driver.execute_query(
         "CALL db.index.vector.queryNodes('entity_embedding', 50, $v) YIELD node, score "
-        "WHERE node.kg = 'metaqa' RETURN node.name AS name, score ORDER BY score DESC LIMIT 5", v=vector).records
+        "WHERE node.kg = 'metaqa' RETURN node.name AS name, score ORDER BY score DESC LIMIT 5",
+        v=vector,
+    ).records
     assert near and near[0]["name"] == "Kismet", [r["name"] for r in near]
-    films = driver.execute_query("MATCH (:Entity {kg: 'metaqa', name: 'Kismet'})-[r:directed_by]->(d) "
-                                 "RETURN collect(d.name) AS names").records[0]["names"]
+    films = driver.execute_query(
+        "MATCH (:Entity {kg: 'metaqa', name: 'Kismet'})-[r:directed_by]->(d) RETURN collect(d.name) AS names"
+    ).records[0]["names"]
     assert "William Dieterle" in films
-    missing = driver.execute_query("MATCH (e:Entity {kg: 'metaqa'}) WHERE e.embedding IS NULL "
-                                   "RETURN count(e) AS n").records[0]["n"]
+    missing = driver.execute_query(
+        "MATCH (e:Entity {kg: 'metaqa'}) WHERE e.embedding IS NULL RETURN count(e) AS n"
+    ).records[0]["n"]
     assert missing == 0

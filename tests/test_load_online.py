@@ -17,11 +17,11 @@ from typing import Any
 
 import pyoxigraph as ox
 import pytest
-
 from kgqa.loaders import dbpedia, freebase
 from kgqa.loaders.kgs import drop_kg, list_kgs
 from kgqa.loaders.pipeline import LoadOptions, build_indexes, load
 from kgqa.loaders.schema import index_states
+
 from tests.conftest import run_kgqa
 from tests.fixtures.loaders.helpers import fake_embed, graph_of
 from tests.test_load_parsers import DBPEDIA, FREEBASE, FREEBASE_FACTS, FREEBASE_NAMES, METAQA
@@ -32,9 +32,11 @@ PREFIX = "t_load_"
 @pytest.fixture(scope="module", autouse=True)
 def clean(driver: Any) -> Any:
     def drop_all() -> None:
-        for row in driver.execute_query("MATCH (k:KG) WHERE k.name STARTS WITH $p RETURN k.name AS n",
-                                        p=PREFIX).records:
+        for row in driver.execute_query(
+            "MATCH (k:KG) WHERE k.name STARTS WITH $p RETURN k.name AS n", p=PREFIX
+        ).records:
             drop_kg(driver, row["n"])
+
     drop_all()
     yield
     drop_all()
@@ -55,11 +57,14 @@ def test_freebase_rdf_fixture_round_trips(driver: Any, tmp_path: Path) -> None:
     expected_names = {k: v for k, v in FREEBASE_NAMES.items() if k != "m.0lonely"} | {"m.0cvt1": "m.0cvt1"}
     assert {i: n for i, (n, _) in graph["entities"].items()} == expected_names
     assert all(e is not None and len(e) == 384 for _, e in graph["entities"].values())
-    assert graph["relations"]["location.country.languages_spoken"][:2] == (1, "location country languages spoken")
+    assert graph["relations"]["location.country.languages_spoken"][:2] == (
+        1,
+        "location country languages spoken",
+    )
     assert all(e is not None for _, _, e in graph["relations"].values())
     assert graph["kg"]["status"] == "complete" and graph["kg"]["source"] == "freebase"
     # the relation names map back to the dump's IRIs
-    for head, relation, tail in graph["triples"]:
+    for _head, relation, _tail in graph["triples"]:
         assert freebase.relation_iri(relation).startswith("http://rdf.freebase.com/ns/")
 
 
@@ -78,7 +83,11 @@ def test_dbpedia_fixture_round_trips(driver: Any) -> None:
                 continue
             for q in quads:
                 p = q.predicate.value
-                if isinstance(q.object, ox.NamedNode) and p != dbpedia.RDF_TYPE and p not in dbpedia.NOT_FACTS:
+                if (
+                    isinstance(q.object, ox.NamedNode)
+                    and p != dbpedia.RDF_TYPE
+                    and p not in dbpedia.NOT_FACTS
+                ):
                     expected.add((q.subject.value, p, q.object.value))
     assert got == expected and len(graph["triples"]) == len(expected) == 16
     dbr = "http://dbpedia.org/resource/"
@@ -97,11 +106,17 @@ def test_reloading_is_idempotent_and_skips_unchanged_input(driver: Any) -> None:
     again = _load(driver, "metaqa", METAQA, kg)
     assert again.already_loaded and (again.entities, again.relationships) == (15, 12)
     forced = _load(driver, "metaqa", METAQA, kg, force=True)
-    assert not forced.already_loaded and (forced.entities, forced.relationships, forced.relations) == (15, 12, 7)
+    assert not forced.already_loaded and (forced.entities, forced.relationships, forced.relations) == (
+        15,
+        12,
+        7,
+    )
     assert forced.embedded_entities == 0  # names unchanged: embeddings kept
     duplicates = driver.execute_query(
         "MATCH (a:Entity {kg: $kg})-[r]->(b) WITH a, type(r) AS t, b, count(*) AS n WHERE n > 1 "
-        "RETURN count(*) AS dup", kg=kg).records[0]["dup"]
+        "RETURN count(*) AS dup",
+        kg=kg,
+    ).records[0]["dup"]
     assert duplicates == 0
     with pytest.raises(Exception, match="already holds a metaqa graph"):
         _load(driver, "dbpedia", DBPEDIA, kg)
@@ -120,8 +135,12 @@ def test_kgs_listing_and_index_rebuild(driver: Any) -> None:
     _load(driver, "metaqa", METAQA, kg, embeddings=False)
     row = next(r for r in list_kgs(driver) if r["name"] == kg)
     assert row["embedding_model"] is None and row["status"] == "complete"
-    assert driver.execute_query("MATCH (e:Entity {kg: $kg}) WHERE e.embedding IS NOT NULL RETURN count(e) AS n",
-                                kg=kg).records[0]["n"] == 0
+    assert (
+        driver.execute_query(
+            "MATCH (e:Entity {kg: $kg}) WHERE e.embedding IS NOT NULL RETURN count(e) AS n", kg=kg
+        ).records[0]["n"]
+        == 0
+    )
     reports = build_indexes(kg=kg, embedder=fake_embed, driver=driver)
     assert [(r.kg, r.entities, r.relations) for r in reports] == [(kg, 15, 7)]
     states = {r["name"]: r["state"] for r in index_states(driver)}
@@ -129,8 +148,16 @@ def test_kgs_listing_and_index_rebuild(driver: Any) -> None:
     result = run_kgqa("kgs", "--json")
     assert result.returncode == 0, result.stderr
     listed = next(r for r in json.loads(result.stdout) if r["name"] == kg)
-    for key in ("name", "source", "entities", "relationships", "relations", "embedding_model", "loaded_at",
-                "status"):
+    for key in (
+        "name",
+        "source",
+        "entities",
+        "relationships",
+        "relations",
+        "embedding_model",
+        "loaded_at",
+        "status",
+    ):
         assert key in listed
     assert (listed["entities"], listed["relationships"], listed["relations"]) == (15, 12, 7)
     assert listed["embedding_model"] == "all-MiniLM-L6-v2"
@@ -140,29 +167,51 @@ def _metaqa_file(path: Path, films: int) -> tuple[int, int]:
     """A MetaQA-shaped KB: (distinct entities, distinct triples)."""
     lines = []
     for i in range(films):
-        lines += [f"Film {i}|directed_by|Director {i % 500}", f"Film {i}|starred_actors|Actor {i % 3000}",
-                  f"Film {i}|release_year|{1900 + i % 120}", f"Film {i}|has_genre|Genre {i % 20}"]
+        lines += [
+            f"Film {i}|directed_by|Director {i % 500}",
+            f"Film {i}|starred_actors|Actor {i % 3000}",
+            f"Film {i}|release_year|{1900 + i % 120}",
+            f"Film {i}|has_genre|Genre {i % 20}",
+        ]
     path.write_text("\n".join(lines) + "\n")
     return films + 500 + 3000 + 120 + 20, len(lines)
 
 
-def test_an_interrupted_load_completes_when_run_again(driver: Any, tmp_path: Path, neo4j_env: dict[str, str]) -> None:
+def test_an_interrupted_load_completes_when_run_again(
+    driver: Any, tmp_path: Path, neo4j_env: dict[str, str]
+) -> None:
     kg = PREFIX + "kill"
     kb = tmp_path / "kb.txt"
     entities, triples = _metaqa_file(kb, 12_000)
-    args = [sys.executable, "-m", "kgqa.cli", "load", "metaqa", "--path", str(kb), "--kg", kg,
-            "--batch-size", "500", "--no-embeddings"]
-    proc = subprocess.Popen(args, env={**os.environ, **neo4j_env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    args = [
+        sys.executable,
+        "-m",
+        "kgqa.cli",
+        "load",
+        "metaqa",
+        "--path",
+        str(kb),
+        "--kg",
+        kg,
+        "--batch-size",
+        "500",
+        "--no-embeddings",
+    ]
+    proc = subprocess.Popen(
+        args, env={**os.environ, **neo4j_env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 300
     written = 0
     while time.monotonic() < deadline and proc.poll() is None:
-        written = driver.execute_query("MATCH (:Entity {kg: $kg})-[r]->() RETURN count(r) AS n",
-                                       kg=kg).records[0]["n"]
+        written = driver.execute_query(
+            "MATCH (:Entity {kg: $kg})-[r]->() RETURN count(r) AS n", kg=kg
+        ).records[0]["n"]
         if written >= 2000:
             break
         time.sleep(0.2)
-    assert proc.poll() is None, "the load finished before it could be interrupted: " + proc.stderr.read().decode()
+    assert proc.poll() is None, (
+        "the load finished before it could be interrupted: " + proc.stderr.read().decode()
+    )
     proc.kill()
     proc.wait()
     partial = next(r for r in list_kgs(driver) if r["name"] == kg)
@@ -170,10 +219,16 @@ def test_an_interrupted_load_completes_when_run_again(driver: Any, tmp_path: Pat
     result = run_kgqa("load", "metaqa", "--path", str(kb), "--kg", kg, "--no-embeddings", "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
-    assert (summary["entities"], summary["relationships"], summary["status"]) == (entities, triples, "complete")
+    assert (summary["entities"], summary["relationships"], summary["status"]) == (
+        entities,
+        triples,
+        "complete",
+    )
     unique = driver.execute_query(
-        "MATCH (a:Entity {kg: $kg})-[r]->(b) RETURN count(DISTINCT [a.id, type(r), b.id]) AS n, count(r) AS all",
-        kg=kg).records[0]
+        "MATCH (a:Entity {kg: $kg})-[r]->(b) "
+        "RETURN count(DISTINCT [a.id, type(r), b.id]) AS n, count(r) AS all",
+        kg=kg,
+    ).records[0]
     assert unique["n"] == unique["all"] == triples
 
 
@@ -187,8 +242,11 @@ def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_cli_strict_missing_file_wrong_format(neo4j_env: dict[str, str], tmp_path: Path) -> None:
-    line = _one_line_error(run_kgqa("load", "metaqa", "--path", str(METAQA), "--kg", PREFIX + "strict",
-                                    "--strict", "--no-embeddings"))
+    line = _one_line_error(
+        run_kgqa(
+            "load", "metaqa", "--path", str(METAQA), "--kg", PREFIX + "strict", "--strict", "--no-embeddings"
+        )
+    )
     assert f"{METAQA}:10: expected 3 fields" in line and "--strict" in line
     line = _one_line_error(run_kgqa("load", "metaqa", "--path", str(tmp_path / "nope.txt")))
     assert "file not found" in line and "nope.txt" in line
@@ -203,9 +261,16 @@ def test_cli_reports_skipped_lines_and_a_summary(neo4j_env: dict[str, str]) -> N
     assert result.returncode == 0, result.stderr
     assert f"kgqa: skipped {METAQA}:10: expected 3 fields separated by '|', found 1" in result.stderr
     assert f"{METAQA}:14:" in result.stderr and f"{METAQA}:16:" in result.stderr
-    for label, value in (("entities", "15"), ("relationships", "12"), ("relations", "7"), ("skipped lines", "3")):
-        assert any(line.split()[-1] == value and line.strip().startswith(label)
-                   for line in result.stdout.splitlines()), result.stdout
+    for label, value in (
+        ("entities", "15"),
+        ("relationships", "12"),
+        ("relations", "7"),
+        ("skipped lines", "3"),
+    ):
+        assert any(
+            line.split()[-1] == value and line.strip().startswith(label)
+            for line in result.stdout.splitlines()
+        ), result.stdout
     assert "time" in result.stdout
 
 

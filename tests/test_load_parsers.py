@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-
 from kgqa.graph.errors import KgqaError
 from kgqa.loaders import dbpedia, freebase, metaqa
 from kgqa.loaders.bulk import BulkStager, prepare
@@ -80,7 +79,10 @@ def test_wrong_format_is_one_clear_error(tmp_path: Path) -> None:
         parse(metaqa.plan([tsv]))
     short = tmp_path / "short.txt"
     short.write_text("just one line\n")
-    with pytest.raises(KgqaError, match=r"short.txt does not look like a MetaQA kb.txt file .*: no line could be read \(line 1: "):
+    with pytest.raises(
+        KgqaError,
+        match=r"short.txt does not look like a MetaQA kb.txt file .*: no line could be read \(line 1: ",
+    ):
         parse(metaqa.plan([short]))
     with pytest.raises(KgqaError, match="file not found"):
         metaqa.plan([tmp_path / "missing.txt"])
@@ -103,10 +105,18 @@ FREEBASE_FACTS = {
     ("m.0nl", "common.topic.subject_of", "g.11b6ddq7_x"),
 }
 FREEBASE_NAMES = {
-    "m.0kismet": "Kismet", "m.0dieterle": "William Dieterle", "m.0dietrich": "Marlene Dietrich",
-    "m.0jamilla": "Jamilla", "m.0jsg2m": "Film", "m.03_r3": "Jamaica", "m.01428y": "Jamaican English",
-    "m.0cafe": 'Café "Le Tab\tBar" \\ Montréal', "m.052p7": "Montréal", "m.0nl": "First line\nSecond line",
-    "g.11b6ddq7_x": "\U0001F600 Emoji Topic", "m.0lonely": "Lonely Topic",
+    "m.0kismet": "Kismet",
+    "m.0dieterle": "William Dieterle",
+    "m.0dietrich": "Marlene Dietrich",
+    "m.0jamilla": "Jamilla",
+    "m.0jsg2m": "Film",
+    "m.03_r3": "Jamaica",
+    "m.01428y": "Jamaican English",
+    "m.0cafe": 'Café "Le Tab\tBar" \\ Montréal',
+    "m.052p7": "Montréal",
+    "m.0nl": "First line\nSecond line",
+    "g.11b6ddq7_x": "\U0001f600 Emoji Topic",
+    "m.0lonely": "Lonely Topic",
 }
 
 
@@ -131,8 +141,12 @@ def test_freebase_rdf_dump_rules_escapes_and_malformed_lines(freebase_gz: Path) 
     ]
     assert str(sink.kept[0]) == f"{freebase_gz}:21: Unexpected escape character '\\q'"
     assert stats.dropped == {
-        "literal value": 5, "name not in English": 3, "object is not an entity": 3,
-        "subject is schema, not an entity": 3, "predicate outside ns:": 1, "blank-node object": 1,
+        "literal value": 5,
+        "name not in English": 3,
+        "object is not an entity": 3,
+        "subject is schema, not an entity": 3,
+        "predicate outside ns:": 1,
+        "blank-node object": 1,
     }
 
 
@@ -142,8 +156,10 @@ def test_freebase_round_trip_to_the_dump_iris(freebase_gz: Path) -> None:
     dump = set()
     for line in FREEBASE.read_text(encoding="utf-8").splitlines():
         try:
-            dump.update((q.subject.value, q.predicate.value, q.object.value)
-                        for q in ox.parse(line.encode(), ox.RdfFormat.N_TRIPLES))
+            dump.update(
+                (q.subject.value, q.predicate.value, q.object.value)
+                for q in ox.parse(line.encode(), ox.RdfFormat.N_TRIPLES)
+            )
         except SyntaxError:
             continue
     for head, relation, tail in facts(records):
@@ -163,34 +179,47 @@ def test_fb15k_relation_paths_are_dotted_and_invertible() -> None:
 def test_fb15k_directory_with_names(tmp_path: Path) -> None:
     directory = tmp_path / "fb15k-237"
     (directory / "names_kgbert").mkdir(parents=True)
-    (directory / "train.txt").write_text("/m/027rn\t/location/country/form_of_government\t/m/06cx9\n"
-                                         "/m/027rn\t/location/country/form_of_government\t/m/06cx9\n"
-                                         "/m/0bad\tnot-a-path\t/m/06cx9\n")
+    (directory / "train.txt").write_text(
+        "/m/027rn\t/location/country/form_of_government\t/m/06cx9\n"
+        "/m/027rn\t/location/country/form_of_government\t/m/06cx9\n"
+        "/m/0bad\tnot-a-path\t/m/06cx9\n"
+    )
     (directory / "valid.txt").write_text("/m/06cx9\t/a/b/c./d/e/f\t/m/027rn\n")
-    (directory / "names_kgbert" / "entity2text.txt").write_text("/m/027rn\tDominican Republic\n"
-                                                                "/m/06cx9\tRepublic\n/m/0zz\tUnused\n")
+    (directory / "names_kgbert" / "entity2text.txt").write_text(
+        "/m/027rn\tDominican Republic\n/m/06cx9\tRepublic\n/m/0zz\tUnused\n"
+    )
     plan = freebase.plan([directory])
     assert (plan.format, plan.default_kg) == ("fb15k", "fb15k237")
     records, sink, _ = parse(plan)
-    assert facts(records) == {("m.027rn", "location.country.form_of_government", "m.06cx9"),
-                              ("m.06cx9", "a.b.c..d.e.f", "m.027rn")}
+    assert facts(records) == {
+        ("m.027rn", "location.country.form_of_government", "m.06cx9"),
+        ("m.06cx9", "a.b.c..d.e.f", "m.027rn"),
+    }
     assert names(records) == {"m.027rn": "Dominican Republic", "m.06cx9": "Republic", "m.0zz": "Unused"}
     assert [(Path(i.file).name, i.line) for i in sink.kept] == [("train.txt", 3)]
 
 
 def test_question_triples_json(tmp_path: Path) -> None:
     path = tmp_path / "subgraphrag_gpt_triples_webqsp_test.json"
-    path.write_text(json.dumps({
-        "WebQTest-0": [["Jamaica", "location.country.languages_spoken", "Jamaican English"],
-                       ["Jamaica", "Nova Scotia,location.location.containedby", "Canada"],
-                       ["m.0cvt", "film.performance.actor", "Jamaica"]],
-        "WebQTest-1": [["only", "two"]],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "WebQTest-0": [
+                    ["Jamaica", "location.country.languages_spoken", "Jamaican English"],
+                    ["Jamaica", "Nova Scotia,location.location.containedby", "Canada"],
+                    ["m.0cvt", "film.performance.actor", "Jamaica"],
+                ],
+                "WebQTest-1": [["only", "two"]],
+            }
+        )
+    )
     plan = freebase.plan([tmp_path])
     assert (plan.format, plan.default_kg) == ("subgraphrag-json", "webqsp")
     records, sink, _ = parse(plan)
-    assert facts(records) == {("Jamaica", "location.country.languages_spoken", "Jamaican English"),
-                              ("m.0cvt", "film.performance.actor", "Jamaica")}
+    assert facts(records) == {
+        ("Jamaica", "location.country.languages_spoken", "Jamaican English"),
+        ("m.0cvt", "film.performance.actor", "Jamaica"),
+    }
     assert [i.line for i in sink.kept] == ["WebQTest-0[1]", "WebQTest-1[0]"]
     assert "is not a Freebase property id" in sink.kept[0].reason
 
@@ -214,14 +243,23 @@ def test_dbpedia_ntriples_and_turtle_labels() -> None:
     assert labels[dbr + "Zürich"] == "Zürich" and labels[dbr + "Paris"] == "Paris"
     assert dbr + "France" not in labels and dbr + "Euro" not in labels
     assert [(Path(i.file).name, i.line) for i in sink.kept] == [("mappingbased-objects_lang=en.nt", 21)]
-    assert stats.dropped == {"label not in English": 4, "link that is not a fact": 2,
-                             "rdf:type statement": 1, "literal value": 1}
+    assert stats.dropped == {
+        "label not in English": 4,
+        "link that is not a fact": 2,
+        "rdf:type statement": 1,
+        "literal value": 1,
+    }
 
 
 def test_dbpedia_relation_names_recover_the_iri_exactly() -> None:
-    for iri in ("http://dbpedia.org/ontology/birthPlace", "http://dbpedia.org/property/leaderName",
-                "http://xmlns.com/foaf/0.1/based_near", "http://example.org/ontology/twinnedWith",
-                "http://dbpedia.org/ontology/", "urn:x:dbo:thing"):
+    for iri in (
+        "http://dbpedia.org/ontology/birthPlace",
+        "http://dbpedia.org/property/leaderName",
+        "http://xmlns.com/foaf/0.1/based_near",
+        "http://example.org/ontology/twinnedWith",
+        "http://dbpedia.org/ontology/",
+        "urn:x:dbo:thing",
+    ):
         assert dbpedia.relation_iri(dbpedia.relation_name(iri)) == iri
     assert dbpedia.relation_name("http://dbpedia.org/ontology/birthPlace") == "dbo:birthPlace"
     assert dbpedia.default_name("http://dbpedia.org/resource/Caf%C3%A9_de_Flore") == "Café de Flore"
@@ -233,8 +271,10 @@ def test_dbpedia_relation_names_recover_the_iri_exactly() -> None:
 def test_relation_words() -> None:
     assert words("directed_by") == "directed by"
     assert words("location.country.languages_spoken") == "location country languages spoken"
-    assert words("people.person.spouse_s..people.marriage.type_of_union") == \
-        "people person spouse s people marriage type of union"
+    assert (
+        words("people.person.spouse_s..people.marriage.type_of_union")
+        == "people person spouse s people marriage type of union"
+    )
 
 
 def test_spool_escaping_round_trips() -> None:
@@ -246,18 +286,30 @@ def test_spool_escaping_round_trips() -> None:
 
 def test_bulk_csvs_deduplicate_and_name_like_the_online_path(tmp_path: Path) -> None:
     stager = BulkStager(tmp_path)
-    for record in [Label("b", "first"), Fact("a", "r", "b"), Fact("a", "r", "b"), Fact("b", "r2", "c\nd"),
-                   Label("b", "second"), Label("zzz", "no facts"), Label("a", "A \"quoted\"")]:
+    for record in [
+        Label("b", "first"),
+        Fact("a", "r", "b"),
+        Fact("a", "r", "b"),
+        Fact("b", "r2", "c\nd"),
+        Label("b", "second"),
+        Label("zzz", "no facts"),
+        Label("a", 'A "quoted"'),
+    ]:
         stager.add(record)
     stager.close()
     files = prepare(tmp_path, "kg1", lambda i: f"default {i}", Progress(enabled=False))
     assert (files.entities, files.relationships, files.labels_without_facts) == (3, 2, 1)
     assert files.multiline
     import csv
+
     with open(files.entities_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
-    assert rows == [["id:ID(Entity)", "kg", "name"], ["a", "kg1", 'A "quoted"'], ["b", "kg1", "second"],
-                    ["c\nd", "kg1", "default c\nd"]]
+    assert rows == [
+        ["id:ID(Entity)", "kg", "name"],
+        ["a", "kg1", 'A "quoted"'],
+        ["b", "kg1", "second"],
+        ["c\nd", "kg1", "default c\nd"],
+    ]
     with open(files.relationships_csv, newline="", encoding="utf-8") as fh:
         rels = list(csv.reader(fh))
     assert rels == [[":START_ID(Entity)", ":TYPE", ":END_ID(Entity)"], ["a", "r", "b"], ["b", "r2", "c\nd"]]

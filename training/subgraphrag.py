@@ -35,10 +35,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from neo4j import Driver
-from torch import nn
-from tqdm import tqdm
-
 from kgqa.graph.config import kgqa_home
 from kgqa.graph.errors import KgqaError
 from kgqa.retrieve.subgraphrag import question_text
@@ -50,10 +46,10 @@ from kgqa.training.subgraphrag_data import (
     KgIndex,
     LocalGraph,
     Question,
-    check_reference_parity,
     Subgraph,
     _atomic_save_npz,
     cache_dir,
+    check_reference_parity,
     dde_entity_dim,
     feature_rows,
     fetch_subgraph,
@@ -66,6 +62,9 @@ from kgqa.training.subgraphrag_data import (
     shortest_path_labels,
     split_questions,
 )
+from neo4j import Driver
+from torch import nn
+from tqdm import tqdm
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
 FEATURE_CACHE_VERSION = 2
@@ -118,6 +117,7 @@ class TrainResult:
 
 # --- the model --------------------------------------------------------------------------------------------
 
+
 class TripleScorer(nn.Module):
     """Linear → ReLU → Linear → 1 over one feature row per candidate triple."""
 
@@ -139,12 +139,19 @@ class TripleScorer(nn.Module):
         """[n, 2·hidden]: each entity's embedding through the head block, then through the tail block."""
         d = self.embedding_dim
         weight = self.hidden.weight
-        return entity_vectors @ torch.cat([weight[:, d:2 * d], weight[:, 3 * d:4 * d]]).T
+        return entity_vectors @ torch.cat([weight[:, d : 2 * d], weight[:, 3 * d : 4 * d]]).T
 
-    def forward_parts(self, questions: torch.Tensor, entity_projection: torch.Tensor,
-                      entity_dde: torch.Tensor, relation_vectors: torch.Tensor, row_question: torch.Tensor,
-                      row_head: torch.Tensor, row_relation: torch.Tensor,
-                      row_tail: torch.Tensor) -> torch.Tensor:
+    def forward_parts(
+        self,
+        questions: torch.Tensor,
+        entity_projection: torch.Tensor,
+        entity_dde: torch.Tensor,
+        relation_vectors: torch.Tensor,
+        row_question: torch.Tensor,
+        row_head: torch.Tensor,
+        row_relation: torch.Tensor,
+        row_tail: torch.Tensor,
+    ) -> torch.Tensor:
         """``forward`` of rows given by index. Row i is [questions[row_question[i]] ‖ z[row_head[i]] ‖
         relation_vectors[row_relation[i]] ‖ z[row_tail[i]] ‖ entity_dde[row_head[i]] ‖
         entity_dde[row_tail[i]]] where ``entity_projection`` = ``self.entity_projection(z)``. Each distinct
@@ -152,8 +159,8 @@ class TripleScorer(nn.Module):
         d, e = self.embedding_dim, self.dde_dim
         hidden = self.hidden.out_features
         weight = self.hidden.weight
-        w_q, w_r = weight[:, :d], weight[:, 2 * d:3 * d]
-        w_dh, w_dt = weight[:, 4 * d:4 * d + e], weight[:, 4 * d + e:]
+        w_q, w_r = weight[:, :d], weight[:, 2 * d : 3 * d]
+        w_dh, w_dt = weight[:, 4 * d : 4 * d + e], weight[:, 4 * d + e :]
         q = questions @ w_q.T
         r = relation_vectors @ w_r.T
         as_head = entity_projection[:, :hidden] + entity_dde @ w_dh.T
@@ -163,6 +170,7 @@ class TripleScorer(nn.Module):
 
 
 # --- examples ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class ExampleSet:
@@ -187,8 +195,14 @@ class ExampleSet:
     def subgraph(self, i: int) -> tuple[Subgraph, np.ndarray]:
         e0, e1 = self.entity_offsets[i], self.entity_offsets[i + 1]
         r0, r1 = self.row_offsets[i], self.row_offsets[i + 1]
-        sub = Subgraph(self.entities[e0:e1], self.entity_dde[e0:e1], self.heads[r0:r1], self.relations[r0:r1],
-                       self.tails[r0:r1], np.zeros(0, np.int32))
+        sub = Subgraph(
+            self.entities[e0:e1],
+            self.entity_dde[e0:e1],
+            self.heads[r0:r1],
+            self.relations[r0:r1],
+            self.tails[r0:r1],
+            np.zeros(0, np.int32),
+        )
         return sub, self.labels[r0:r1]
 
     def save(self, path: Path) -> None:
@@ -202,6 +216,7 @@ class ExampleSet:
     @classmethod
     def concat(cls, parts: list[tuple[int, int, Subgraph, np.ndarray, int, int]], dde_dim: int) -> ExampleSet:
         """From (question_row, hop, subgraph, labels, positives, candidates) tuples."""
+
         def offsets(sizes: list[int]) -> np.ndarray:
             out = np.zeros(len(sizes) + 1, dtype=np.int64)
             np.cumsum(sizes, out=out[1:])
@@ -228,16 +243,18 @@ class ExampleSet:
         )
 
 
-def sample_rows(subgraph: Subgraph, labels: np.ndarray, negatives: int,
-                rng: np.random.Generator) -> np.ndarray:
+def sample_rows(
+    subgraph: Subgraph, labels: np.ndarray, negatives: int, rng: np.random.Generator
+) -> np.ndarray:
     """All positive rows plus up to ``negatives`` negatives: half uniform, half hard (a negative touching a
     topic entity or carrying a positive's relation)."""
     positive = np.flatnonzero(labels)
     negative = np.flatnonzero(~labels)
     if negative.size <= negatives:
         return np.sort(np.concatenate([positive, negative]))
-    touches_topic = np.isin(subgraph.heads[negative], subgraph.topics) | np.isin(subgraph.tails[negative],
-                                                                                subgraph.topics)
+    touches_topic = np.isin(subgraph.heads[negative], subgraph.topics) | np.isin(
+        subgraph.tails[negative], subgraph.topics
+    )
     same_relation = np.isin(subgraph.relations[negative], np.unique(subgraph.relations[positive]))
     hard = negative[touches_topic | same_relation]
     n_hard = min(hard.size, negatives // 2)
@@ -252,14 +269,24 @@ def candidate_hops(config_hops: int, question_hop: int) -> int:
     return max(config_hops, question_hop)
 
 
-def build_examples(questions: Sequence[Question], question_rows: Sequence[int], index: KgIndex,
-                   source: SubgraphSource, config_hops: int, include_seed: bool, negatives: int | None,
-                   seed: int, workers: int = 2, desc: str = "features") -> ExampleSet:
+def build_examples(
+    questions: Sequence[Question],
+    question_rows: Sequence[int],
+    index: KgIndex,
+    source: SubgraphSource,
+    config_hops: int,
+    include_seed: bool,
+    negatives: int | None,
+    seed: int,
+    workers: int = 2,
+    desc: str = "features",
+) -> ExampleSet:
     """Candidate subgraphs + weak labels for ``questions``; ``negatives=None`` keeps every candidate.
 
     Questions whose topic entity is unknown or whose answers have no path in the candidates are dropped
     from training (negatives given) but kept, with zero positives, for validation.
     """
+
     def one(item: tuple[int, Question, int]) -> tuple[int, int, Subgraph, np.ndarray, int, int] | None:
         position, question, row = item
         topic_ids = [index.entity_ids[i] for i in question_ids(index, question.topics)]
@@ -267,8 +294,9 @@ def build_examples(questions: Sequence[Question], question_rows: Sequence[int], 
             return None
         subgraph = source(topic_ids, candidate_hops(config_hops, question.hop))
         answers = np.flatnonzero(np.isin(subgraph.entities, question_ids(index, question.answers)))
-        labels = shortest_path_labels(subgraph.entities.size, subgraph.heads, subgraph.tails,
-                                      subgraph.topics.tolist(), answers.tolist())
+        labels = shortest_path_labels(
+            subgraph.entities.size, subgraph.heads, subgraph.tails, subgraph.topics.tolist(), answers.tolist()
+        )
         n_pos, n_all = int(labels.sum()), int(labels.size)
         if negatives is not None:
             if n_pos == 0:
@@ -310,9 +338,10 @@ def question_vectors(texts: Sequence[str], kg: str) -> np.ndarray:
 
     vectors = np.zeros((len(normalised), EMBEDDING_DIM), dtype=np.float32)
     step = 2048
-    for start in tqdm(range(0, len(normalised), step), desc="question embeddings", unit="batch", leave=False,
-                      disable=None):
-        vectors[start:start + step] = embed(normalised[start:start + step])
+    for start in tqdm(
+        range(0, len(normalised), step), desc="question embeddings", unit="batch", leave=False, disable=None
+    ):
+        vectors[start : start + step] = embed(normalised[start : start + step])
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npy")
     np.save(tmp, vectors)
@@ -322,6 +351,7 @@ def question_vectors(texts: Sequence[str], kg: str) -> np.ndarray:
 
 # --- training ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class _Tensors:
     questions: torch.Tensor
@@ -329,8 +359,13 @@ class _Tensors:
     relations: torch.Tensor
 
 
-def _batch(examples: ExampleSet, picks: Sequence[int], tensors: _Tensors, model: TripleScorer,
-           projection: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def _batch(
+    examples: ExampleSet,
+    picks: Sequence[int],
+    tensors: _Tensors,
+    model: TripleScorer,
+    projection: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits and labels of the rows of questions ``picks``; ``projection`` is a precomputed
     ``model.entity_projection`` of every KG entity (scoring without gradients)."""
     ent_parts, dde_parts, heads, rels, tails, qs, labels = [], [], [], [], [], [], []
@@ -358,14 +393,23 @@ def _batch(examples: ExampleSet, picks: Sequence[int], tensors: _Tensors, model:
     def cat(parts: list[np.ndarray]) -> torch.Tensor:
         return torch.from_numpy(np.concatenate(parts))
 
-    logits = model.forward_parts(question_vectors, entity_projection, cat(dde_parts), tensors.relations,
-                                 cat(qs), cat(heads), cat(rels), cat(tails))
+    logits = model.forward_parts(
+        question_vectors,
+        entity_projection,
+        cat(dde_parts),
+        tensors.relations,
+        cat(qs),
+        cat(heads),
+        cat(rels),
+        cat(tails),
+    )
     return logits, torch.from_numpy(np.concatenate(labels))
 
 
 @torch.no_grad()
-def score_examples(model: TripleScorer, examples: ExampleSet, tensors: _Tensors,
-                   batch_questions: int = 16) -> list[np.ndarray]:
+def score_examples(
+    model: TripleScorer, examples: ExampleSet, tensors: _Tensors, batch_questions: int = 16
+) -> list[np.ndarray]:
     """Per-question score arrays."""
     model.eval()
     projection = model.entity_projection(tensors.entities)
@@ -381,15 +425,16 @@ def score_examples(model: TripleScorer, examples: ExampleSet, tensors: _Tensors,
     return out
 
 
-def triple_recall_at(scores: Sequence[np.ndarray], examples: ExampleSet,
-                     k: int = RECALL_AT) -> dict[str, float]:
+def triple_recall_at(
+    scores: Sequence[np.ndarray], examples: ExampleSet, k: int = RECALL_AT
+) -> dict[str, float]:
     """Mean triple recall@k over questions with positives, overall and per hop."""
     per_hop: dict[int, list[float]] = {}
     for i, s in enumerate(scores):
         n_pos = int(examples.positives[i])
         if n_pos == 0:
             continue
-        labels = examples.labels[examples.row_offsets[i]:examples.row_offsets[i + 1]]
+        labels = examples.labels[examples.row_offsets[i] : examples.row_offsets[i + 1]]
         top = np.argsort(-s, kind="stable")[:k]
         per_hop.setdefault(int(examples.hops[i]), []).append(float(labels[top].sum()) / n_pos)
     result = {f"recall@{k}/{hop}hop": float(np.mean(v)) for hop, v in sorted(per_hop.items())}
@@ -398,8 +443,14 @@ def triple_recall_at(scores: Sequence[np.ndarray], examples: ExampleSet,
     return result
 
 
-def fit(model: TripleScorer, train: ExampleSet, val: ExampleSet, tensors: _Tensors, config: TrainConfig,
-        log: Callable[[str], None] = print) -> list[dict[str, float]]:
+def fit(
+    model: TripleScorer,
+    train: ExampleSet,
+    val: ExampleSet,
+    tensors: _Tensors,
+    config: TrainConfig,
+    log: Callable[[str], None] = print,
+) -> list[dict[str, float]]:
     """Adam + BCE with early stopping on validation recall@100; leaves the best weights in ``model``."""
     generator = torch.Generator().manual_seed(config.seed)
     n_pos = int(train.labels.sum())
@@ -414,10 +465,15 @@ def fit(model: TripleScorer, train: ExampleSet, val: ExampleSet, tensors: _Tenso
         began = time.perf_counter()
         order = torch.randperm(len(train), generator=generator).tolist()
         losses: list[float] = []
-        bar = tqdm(range(0, len(order), config.batch_questions), desc=f"epoch {epoch}/{config.epochs}",
-                   unit="batch", leave=False, disable=None)
+        bar = tqdm(
+            range(0, len(order), config.batch_questions),
+            desc=f"epoch {epoch}/{config.epochs}",
+            unit="batch",
+            leave=False,
+            disable=None,
+        )
         for start in bar:
-            logits, labels = _batch(train, order[start:start + config.batch_questions], tensors, model)
+            logits, labels = _batch(train, order[start : start + config.batch_questions], tensors, model)
             loss = loss_fn(logits, labels.float())
             optimiser.zero_grad()
             loss.backward()
@@ -425,11 +481,18 @@ def fit(model: TripleScorer, train: ExampleSet, val: ExampleSet, tensors: _Tenso
             losses.append(float(loss.detach()))
             bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
         metrics = triple_recall_at(score_examples(model, val, tensors), val)
-        row = {"epoch": float(epoch), "loss": float(np.mean(losses)) if losses else 0.0,
-               "seconds": time.perf_counter() - began, **metrics}
+        row = {
+            "epoch": float(epoch),
+            "loss": float(np.mean(losses)) if losses else 0.0,
+            "seconds": time.perf_counter() - began,
+            **metrics,
+        }
         history.append(row)
-        log(f"epoch {epoch}: loss {row['loss']:.4f}  val " +
-            "  ".join(f"{k} {v:.3f}" for k, v in metrics.items()) + f"  ({row['seconds']:.0f}s)")
+        log(
+            f"epoch {epoch}: loss {row['loss']:.4f}  val "
+            + "  ".join(f"{k} {v:.3f}" for k, v in metrics.items())
+            + f"  ({row['seconds']:.0f}s)"
+        )
         if metrics[f"recall@{RECALL_AT}"] > best_recall + 1e-4:
             best_recall, since_best = metrics[f"recall@{RECALL_AT}"], 0
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -444,6 +507,7 @@ def fit(model: TripleScorer, train: ExampleSet, val: ExampleSet, tensors: _Tenso
 
 
 # --- ONNX -------------------------------------------------------------------------------------------------
+
 
 def to_onnx(model: TripleScorer) -> bytes:
     """The MLP as an ONNX graph (opset 17), written node by node from the weights.
@@ -464,27 +528,31 @@ def to_onnx(model: TripleScorer) -> bytes:
         numpy_helper.from_array(np.asarray([1], dtype=np.int64), "squeeze_axes"),
     ]
     nodes = [
-        helper.make_node("Gemm", ["features", "hidden.weight", "hidden.bias"], ["pre"], transB=1,
-                         name="hidden"),
+        helper.make_node(
+            "Gemm", ["features", "hidden.weight", "hidden.bias"], ["pre"], transB=1, name="hidden"
+        ),
         helper.make_node("Relu", ["pre"], ["act"], name="relu"),
         helper.make_node("Gemm", ["act", "out.weight", "out.bias"], ["logit"], transB=1, name="out"),
         helper.make_node("Squeeze", ["logit", "squeeze_axes"], ["scores"], name="squeeze"),
     ]
     graph = helper.make_graph(
-        nodes, "subgraphrag_triple_scorer",
+        nodes,
+        "subgraphrag_triple_scorer",
         [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["N", model.input_dim])],
         [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N"])],
         initializer=initializers,
     )
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
-                              producer_name="kgqa.training.subgraphrag")
+    proto = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)], producer_name="kgqa.training.subgraphrag"
+    )
     proto.ir_version = 8  # readable by every ONNX Runtime >= 1.10
     onnx.checker.check_model(proto, full_check=True)
     return proto.SerializeToString()
 
 
-def check_onnx(model_bytes: bytes, model: TripleScorer, rows: np.ndarray,
-               tolerance: float = ONNX_TOLERANCE) -> float:
+def check_onnx(
+    model_bytes: bytes, model: TripleScorer, rows: np.ndarray, tolerance: float = ONNX_TOLERANCE
+) -> float:
     """Max |onnx - torch| over ``rows``; raises KgqaError above ``tolerance``."""
     import onnxruntime as ort
 
@@ -492,7 +560,7 @@ def check_onnx(model_bytes: bytes, model: TripleScorer, rows: np.ndarray,
     model.eval()
     worst = 0.0
     for start in range(0, max(1, rows.shape[0]), 4096):
-        chunk = np.ascontiguousarray(rows[start:start + 4096], dtype=np.float32)
+        chunk = np.ascontiguousarray(rows[start : start + 4096], dtype=np.float32)
         if chunk.shape[0] == 0:
             continue
         (onnx_scores,) = session.run(["scores"], {"features": chunk})
@@ -502,13 +570,20 @@ def check_onnx(model_bytes: bytes, model: TripleScorer, rows: np.ndarray,
             raise KgqaError(f"ONNX scores have shape {onnx_scores.shape}, torch {torch_scores.shape}")
         worst = max(worst, float(np.max(np.abs(onnx_scores - torch_scores))))
     if worst > tolerance:
-        raise KgqaError(f"ONNX and torch scores differ by {worst:.2e} (> {tolerance:.0e}); "
-                        "model not installed")
+        raise KgqaError(
+            f"ONNX and torch scores differ by {worst:.2e} (> {tolerance:.0e}); model not installed"
+        )
     return worst
 
 
-def check_rows(model: TripleScorer, examples: ExampleSet, index: KgIndex, question_matrix: np.ndarray,
-               max_rows: int = 20000, seed: int = 0) -> np.ndarray:
+def check_rows(
+    model: TripleScorer,
+    examples: ExampleSet,
+    index: KgIndex,
+    question_matrix: np.ndarray,
+    max_rows: int = 20000,
+    seed: int = 0,
+) -> np.ndarray:
     """Real feature rows (from validation questions) plus random and edge-case rows for the ONNX check."""
     rows: list[np.ndarray] = []
     total = 0
@@ -553,8 +628,10 @@ def install_model(name: str, model_bytes: bytes, meta: dict[str, Any], root: Pat
 
 # --- the whole pipeline -----------------------------------------------------------------------------------
 
+
 def make_source(driver: Driver, index: KgIndex, config: TrainConfig) -> SubgraphSource:
     if config.source == "db":
+
         def from_db(topic_ids: Sequence[str], hops: int) -> Subgraph:
             return fetch_subgraph(driver, index, topic_ids, hops, config.include_seed, config.max_candidates)
 
@@ -563,8 +640,9 @@ def make_source(driver: Driver, index: KgIndex, config: TrainConfig) -> Subgraph
         graph: LocalGraph = load_local_graph(driver, index)
 
         def from_local(topic_ids: Sequence[str], hops: int) -> Subgraph:
-            return local_subgraph(graph, [index.entity(t) for t in topic_ids], hops, config.include_seed,
-                                  config.max_candidates)
+            return local_subgraph(
+                graph, [index.entity(t) for t in topic_ids], hops, config.include_seed, config.max_candidates
+            )
 
         return from_local
     raise KgqaError(f"unknown candidate source {config.source!r} (auto, db or local)")
@@ -608,47 +686,95 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
     np.random.seed(config.seed)
     index = load_kg_index(driver, config.kg)
     if index.embedding_dim != EMBEDDING_DIM:
-        raise KgqaError(f"KG {config.kg!r} stores {index.embedding_dim}-d embeddings; the scorer expects "
-                        f"{EMBEDDING_DIM} ({ENCODER_NAME})")
+        raise KgqaError(
+            f"KG {config.kg!r} stores {index.embedding_dim}-d embeddings; the scorer expects "
+            f"{EMBEDDING_DIM} ({ENCODER_NAME})"
+        )
     train_q, val_q, hold_q = dev_splits(config)
     train_q = _cap_per_hop(train_q, config.limit)
-    val_q = _cap_per_hop(val_q, config.val_questions if config.limit is None
-                         else min(config.val_questions, max(20, config.limit // 4)))
-    log(f"MetaQA dev: {len(train_q)} training, {len(val_q)} validation questions "
-        f"({len(hold_q)} held out for the benchmark)")
+    val_q = _cap_per_hop(
+        val_q,
+        config.val_questions
+        if config.limit is None
+        else min(config.val_questions, max(20, config.limit // 4)),
+    )
+    log(
+        f"MetaQA dev: {len(train_q)} training, {len(val_q)} validation questions "
+        f"({len(hold_q)} held out for the benchmark)"
+    )
     texts = [q.text for q in train_q + val_q]
     vectors = question_vectors(texts, config.kg)
     source = make_source(driver, index, config)
     if config.source == "auto":
         step = max(1, len(val_q) // PARITY_QUESTIONS)
-        cases = [([index.entity_ids[i] for i in question_ids(index, q.topics)], candidate_hops(config.hops, q.hop))
-                 for q in val_q[::step]]
-        compared = check_reference_parity(driver, index, load_local_graph(driver, index),
-                                          [c for c in cases if c[0]], config.include_seed)
+        cases = [
+            ([index.entity_ids[i] for i in question_ids(index, q.topics)], candidate_hops(config.hops, q.hop))
+            for q in val_q[::step]
+        ]
+        compared = check_reference_parity(
+            driver, index, load_local_graph(driver, index), [c for c in cases if c[0]], config.include_seed
+        )
         if compared == 0:
             raise KgqaError("could not compare the candidates procedure with the reference; use --source db")
-        log(f"kgqa.subgraphrag.candidates and the numpy reference agree on {compared} questions "
-            "(triples and DDE); building features with the reference")
-    common = {"version": FEATURE_CACHE_VERSION, "kg": index.fingerprint, "hops": config.hops,
-              "seed_dde": config.include_seed, "max": config.max_candidates, "seed": config.seed,
-              "source": "db" if config.source == "db" else "reference"}
+        log(
+            f"kgqa.subgraphrag.candidates and the numpy reference agree on {compared} questions "
+            "(triples and DDE); building features with the reference"
+        )
+    common = {
+        "version": FEATURE_CACHE_VERSION,
+        "kg": index.fingerprint,
+        "hops": config.hops,
+        "seed_dde": config.include_seed,
+        "max": config.max_candidates,
+        "seed": config.seed,
+        "source": "db" if config.source == "db" else "reference",
+    }
     train = cached_examples(
-        {**common, "questions": [q.key for q in train_q], "negatives": config.negatives}, config.kg,
-        lambda: build_examples(train_q, range(len(train_q)), index, source, config.hops, config.include_seed,
-                               config.negatives, config.seed, config.workers, desc="training features"))
+        {**common, "questions": [q.key for q in train_q], "negatives": config.negatives},
+        config.kg,
+        lambda: build_examples(
+            train_q,
+            range(len(train_q)),
+            index,
+            source,
+            config.hops,
+            config.include_seed,
+            config.negatives,
+            config.seed,
+            config.workers,
+            desc="training features",
+        ),
+    )
     val = cached_examples(
-        {**common, "questions": [q.key for q in val_q], "negatives": None}, config.kg,
-        lambda: build_examples(val_q, range(len(train_q), len(texts)), index, source, config.hops,
-                               config.include_seed, None, config.seed, config.workers,
-                               desc="validation features"))
+        {**common, "questions": [q.key for q in val_q], "negatives": None},
+        config.kg,
+        lambda: build_examples(
+            val_q,
+            range(len(train_q), len(texts)),
+            index,
+            source,
+            config.hops,
+            config.include_seed,
+            None,
+            config.seed,
+            config.workers,
+            desc="validation features",
+        ),
+    )
     if len(train) == 0:
-        raise KgqaError("no training question has a path from its topic entity to an answer "
-                        "in its candidates")
-    log(f"features: {len(train)} training questions, {train.labels.size} rows "
+        raise KgqaError(
+            "no training question has a path from its topic entity to an answer in its candidates"
+        )
+    log(
+        f"features: {len(train)} training questions, {train.labels.size} rows "
         f"({int(train.labels.sum())} positive); {len(val)} validation questions, {val.labels.size} rows "
-        f"({time.perf_counter() - began:.0f}s so far)")
-    tensors = _Tensors(torch.from_numpy(vectors), torch.from_numpy(index.entity_vectors),
-                       torch.from_numpy(index.relation_vectors))
+        f"({time.perf_counter() - began:.0f}s so far)"
+    )
+    tensors = _Tensors(
+        torch.from_numpy(vectors),
+        torch.from_numpy(index.entity_vectors),
+        torch.from_numpy(index.relation_vectors),
+    )
     model = TripleScorer(EMBEDDING_DIM, dde_entity_dim(config.include_seed), config.hidden)
     history = fit(model, train, val, tensors, config, log)
     best = max(history, key=lambda row: row[f"recall@{RECALL_AT}"])
@@ -669,8 +795,13 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "hidden": config.hidden,
         "seed": config.seed,
         "data_files": [str(data_dir / f"{h}-hop" / "vanilla" / "qa_dev.txt") for h in (1, 2, 3)],
-        "split": {"train": len(train_q), "validation": len(val_q), "holdout": len(hold_q),
-                  "fractions": {"validation": 0.1, "holdout": 0.1}, "by": "question, per hop, seeded"},
+        "split": {
+            "train": len(train_q),
+            "validation": len(val_q),
+            "holdout": len(hold_q),
+            "fractions": {"validation": 0.1, "holdout": 0.1},
+            "by": "question, per hop, seeded",
+        },
         "question_text": "brackets removed (kgqa.retrieve.subgraphrag.question_text)",
         "epochs": len(history),
         "epochs_max": config.epochs,

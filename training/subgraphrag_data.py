@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from neo4j import Driver
-
 from kgqa.graph.config import kgqa_home
 from kgqa.graph.errors import KgqaError
+from neo4j import Driver
 
 EMBEDDING_DIM = 384
 DDE_ROUNDS_FORWARD = 2
