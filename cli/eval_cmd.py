@@ -23,8 +23,8 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
 
 @click.command("eval")
 @click.argument("dataset", type=click.Choice(DATASETS))
-@click.option("--split", type=click.Choice(["dev", "test"]), default="test", show_default=True,
-              help="Benchmark split (WebQSP and CWQ have test only).")
+@click.option("--split", type=click.Choice(["dev", "test"]),
+              help="Benchmark split (default dev for metaqa; WebQSP and CWQ have test only).")
 @click.option("--hops", callback=_hops, metavar="1,2,3", help="MetaQA hop subsets (default all).")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N",
               help="A sample of N questions drawn with --seed (for MetaQA spread evenly over the hops).")
@@ -49,7 +49,7 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-chart", is_flag=True, help="Skip the PNG chart.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report JSON instead of the table.")
-def eval_command(dataset: str, split: str, hops: tuple[int, ...] | None, limit: int | None,
+def eval_command(dataset: str, split: str | None, hops: tuple[int, ...] | None, limit: int | None,
                  method: str | None, llm: str, k: int, kg: str | None, path: Path | None, out: Path | None,
                  resume: bool, retry_errors: bool, seed: int, no_progress: bool, no_chart: bool,
                  as_json: bool) -> None:
@@ -58,6 +58,8 @@ def eval_command(dataset: str, split: str, hops: tuple[int, ...] | None, limit: 
 
     from kgqa.evaluation.runner import EvalConfig, run_eval
 
+    if split is None:
+        split = "dev" if dataset == "metaqa" else "test"
     if dataset != "metaqa" and split != "test":
         raise KgqaError(f"{dataset} has only a test split here")
     config = EvalConfig(dataset=dataset, split=split, hops=hops, limit=limit, method=method, llm=llm, k=k,

@@ -36,6 +36,7 @@ class OnlineWriter:
         self._batch: dict[Fact, None] = {}
         self._session = driver.session()
         self.facts_seen = 0
+        self.batches = 0
         self.created = 0
         self.labels_seen = 0
         self.labels_matched = 0
@@ -56,6 +57,7 @@ class OnlineWriter:
             return
         facts = list(self._batch)
         self._batch.clear()
+        self.batches += 1
         default = self.default_name
         entities: dict[str, str] = {}
         for head, _relation, tail in facts:

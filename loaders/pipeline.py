@@ -24,7 +24,7 @@ from kgqa.graph.errors import KgqaError
 from kgqa.loaders import dbpedia, freebase, metaqa
 from kgqa.loaders.embeddings import Embedder, embed_kg
 from kgqa.loaders.inputs import fingerprint
-from kgqa.loaders.kgs import kg_info, live_counts
+from kgqa.loaders.kgs import drop_kg, kg_info, live_counts
 from kgqa.loaders.plan import InputPlan, ParseContext
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Issue, IssueSink, ParseStats, Record
@@ -147,7 +147,7 @@ def _online_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, si
     with _driver(driver) as drv:
         ensure_schema(drv, _dimensions())
         existing = kg_info(drv, summary.kg)
-        if _skip_if_loaded(existing, summary, options, digest):
+        if _skip_if_loaded(drv, existing, summary, options, digest):
             return None
         previous = _Previous(existing.get("embedding_model") if existing else None)
         _begin(drv, summary, plan)
@@ -161,6 +161,10 @@ def _online_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, si
             t0 = time.monotonic()
             previous.labels_without_facts = writer.apply_labels(progress)
             summary.phases["names"] = time.monotonic() - t0
+        except KgqaError:
+            if existing is None and writer.batches == 0:
+                drop_kg(drv, summary.kg)  # a new KG that got nothing (say, --strict at line 1): no trace
+            raise
         finally:
             writer.close()
         return previous
@@ -180,7 +184,7 @@ def _bulk_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink
         server.start()
     with _driver(None) as drv:
         existing = kg_info(drv, summary.kg)
-        if _skip_if_loaded(existing, summary, options, digest):
+        if _skip_if_loaded(drv, existing, summary, options, digest):
             return None
         record = drv.execute_query(render("load/other_content"), kg=summary.kg).records[0]
         if record["kgs"] or record["foreign"]:
@@ -218,22 +222,27 @@ def _bulk_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink
     return _Previous(None, files.labels_without_facts)
 
 
-def _skip_if_loaded(existing: dict[str, Any] | None, summary: LoadSummary, options: LoadOptions,
-                    digest: str) -> bool:
+def _skip_if_loaded(driver: Driver, existing: dict[str, Any] | None, summary: LoadSummary,
+                    options: LoadOptions, digest: str) -> bool:
+    """True when a complete KG from the same input is in the graph as recorded (counts checked live)."""
     if existing is None:
         return False
     if existing.get("source") not in (None, summary.source):
         raise KgqaError(f"KG {summary.kg!r} already holds a {existing['source']} graph; "
                         f"choose another name with --kg")
-    if existing.get("status") == "complete" and existing.get("fingerprint") == digest and not options.force:
-        summary.already_loaded = True
-        summary.status = "complete"
-        for key in ("entities", "relationships", "relations", "skipped"):
-            setattr(summary, key, int(existing.get(key) or 0))
-        summary.embedding_model = existing.get("embedding_model")
-        summary.notes.append("already loaded from the same input: nothing to do (--force reloads)")
-        return True
-    return False
+    if existing.get("status") != "complete" or existing.get("fingerprint") != digest or options.force:
+        return False
+    live = live_counts(driver, summary.kg)
+    if any(live[key] != existing.get(key) for key in ("entities", "relationships")):
+        summary.notes.append("the graph no longer matches the KG's recorded counts: loading again")
+        return False
+    summary.already_loaded = True
+    summary.status = "complete"
+    for key in ("entities", "relationships", "relations", "skipped"):
+        setattr(summary, key, int(existing.get(key) or 0))
+    summary.embedding_model = existing.get("embedding_model")
+    summary.notes.append("already loaded from the same input: nothing to do (--force reloads)")
+    return True
 
 
 def _begin(driver: Driver, summary: LoadSummary, plan: InputPlan) -> None:

@@ -4,29 +4,37 @@ After Gao et al., "FRAG: A Flexible Modular Framework for Retrieval-Augmented Ge
 Graphs" (2025):
 
 1. **Reasoning-aware**: a query-only classifier says *simple* (at most 2 hops) or *complex*
-   (:mod:`kgqa.training.question_classifiers`; "complex" when it is unavailable).
-2. **Preprocessing** (inside the database, one query): the 2-hop (simple) or 4-hop (complex) neighbourhood of
-   the topic entities; when it holds more than ``keep_nodes`` nodes it is projected into GDS and pruned to the
-   ``keep_nodes`` best by personalized PageRank from the topic entities (``gds.pageRank.stream`` with
-   ``sourceNodes``, damping 0.8, at most 1000 iterations). The projection has a unique name and is always
-   dropped. Hubs (non-topic nodes with more than ``max_degree`` relationships, e.g. MetaQA genres and years)
-   join the neighbourhood but are not expanded, which keeps it bounded.
+   (:mod:`kgqa.training.question_classifiers`; "complex" when it cannot be loaded).
+2. **Preprocessing**, inside the database (``cypher_templates/frag/``): the 2-hop (simple) or 4-hop (complex)
+   neighbourhood of the topic entities. When it holds more than ``keep_nodes`` nodes it is projected into GDS
+   (a uniquely named Cypher-aggregation projection) and pruned to the ``keep_nodes`` best by personalized
+   PageRank from the topic entities (``gds.pageRank.stream`` with ``sourceNodes``, damping 0.8, at most 1000
+   iterations); the projection is dropped by that query, and again in ``finally`` if anything failed.
+   Hubs (non-topic nodes with more than ``max_degree`` relationships, e.g. MetaQA genres, years, languages)
+   join the neighbourhood but are not expanded; layer and size caps keep it bounded.
 3. **Retrieval** on the kept subgraph: simple -> every simple path of at most 2 hops, breadth first;
-   complex -> one shortest path (BFS tree) per reached node, at most 4 hops. Paths never pass back through a
-   topic entity, and never through a hub.
+   complex -> one shortest path per reached node, at most 4 hops (among equally short ones, the most
+   relevant). Paths never pass back through a topic entity, nor through a hub.
 4. **Postprocessing**: relations are pruned by the similarity of their stored embeddings
-   (``(:Relation {embedding})``) to the question (keep ``keep_relations`` = 64); the paths left are ranked
-   by the similarity of their relation chain, verbalised, to the question (ties: PageRank of the end node)
-   and the best ``keep_paths`` = 32 are kept, most relevant first.
+   (``(:Relation {embedding})``) to the question (keep ``keep_relations`` = 64). Paths are ranked by the
+   similarity of their relation chain to the question with its topic entity removed: the verbalised chain
+   against the question, plus how well the chain's relations match the question's words (see
+   :class:`_WordMatch`); ties go to end nodes reached by more paths, then by PageRank. The best
+   ``keep_paths`` = 32 are kept, most relevant first.
+
+Extension beyond the paper: the project's classifier also predicts the exact hop count, and paths of that
+length rank first (``FragConfig.hop_count_ranges``).
 
 The evidence carries the paths (``evidence.paths``), their triplets deduplicated in path order, and
 ``metadata``: ``answer_candidates`` (path end entities in rank order), ``answer_scores``, ``path_scores``,
-``hop_range`` and sizes/latencies of each stage.
+``hop_range`` (+ ``hops_predicted``), the relation scores, and sizes of each stage; ``latency_ms`` has
+per-stage timings.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 import threading
 import time
@@ -34,6 +42,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -44,6 +53,7 @@ from neo4j import Driver
 
 HopRange = Literal["simple", "complex"]
 PROJECTION_PREFIX = "kgqa_frag_"
+_log = logging.getLogger(__name__)
 Step = tuple[str, bool]  # (relation name, True when walked along the stored direction)
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
 # Words that never name a relation; every other word of the question may ("director", "released", "tags").
@@ -167,6 +177,16 @@ def relation_query(question: str, topic_entities: Sequence[LinkedEntity]) -> str
                 text = re.sub(re.escape(span), " ", text, flags=re.IGNORECASE)
     text = " ".join(text.split())
     return text or question
+
+
+def _stem(word: str) -> str:
+    """A crude stem: the first four letters of words of at least four ("directed", "director" -> "dire")."""
+    return word[:4] if len(word) >= 4 else ""
+
+
+@lru_cache(maxsize=4096)
+def _relation_stems(name: str) -> frozenset[str]:
+    return frozenset(s for s in (_stem(w) for w in re.split(r"[\W_]+", name.lower())) if s)
 
 
 def relation_words(name: str) -> str:
@@ -397,7 +417,10 @@ class FragRetriever(Retriever):
             dropped = True  # frag/ppr drops the projection; without pruning none was made
         finally:
             if not dropped:  # a failure after the projection: make sure it does not outlive the question
-                self.driver.execute_query(render("frag/drop"), {"graph": graph})
+                try:
+                    self.driver.execute_query(render("frag/drop"), {"graph": graph})
+                except Exception:  # noqa: BLE001 - never hide the error that got us here
+                    _log.warning("could not drop the GDS projection %s", graph, exc_info=True)
         ids = [str(x) for x in row["ids"]]
         ppr = [float(x) for x in row.get("ppr") or []] or [0.0] * len(ids)
         adjacency: list[list[tuple[int, str, bool]]] = [[] for _ in ids]
@@ -421,7 +444,13 @@ class FragRetriever(Retriever):
         order = np.argsort(-similarity)[: self.config.keep_relations]
         scores = {names[i]: round(float(similarity[i]), 4) for i in order}
         words = [w for w in dict.fromkeys(re.findall(r"[\w']+", query.lower())) if w not in _FUNCTION_WORDS]
-        word_match = _WordMatch(names, _CHAINS.get(words) @ matrix.T if words else None)
+        similarity = _CHAINS.get(words) @ matrix.T if words else None
+        if similarity is not None:  # a shared stem ("writer", "written_by") is as good as it gets
+            for i, word in enumerate(words):
+                for j, name in enumerate(names):
+                    if _stem(word) and _stem(word) in _relation_stems(name):
+                        similarity[i, j] = max(similarity[i, j], 1.0)
+        word_match = _WordMatch(names, similarity)
         return set(scores), scores, word_match
 
     def _rank(self, paths: Sequence[tuple[list[int], list[Step]]], sub: _Subgraph,
@@ -463,10 +492,11 @@ class FragRetriever(Retriever):
 class _WordMatch:
     """Similarities between the question's words and the KG's relations (stored relation embeddings).
 
-    ``score(relations)`` = the mean, over the chain's relations, of each one's best word ("director" for
-    ``directed_by``), plus the mean, over the question's relation-like words (best similarity to some
-    relation at least ``salient``), of how well the chain covers each: a chain should both use relations the
-    question names and leave none of them out ("screenwriter of the films starred by ... actors")."""
+    ``score(relations)`` is the mean, over the chain's relations, of each one's best word ("director" for
+    ``directed_by``; a shared stem counts as a perfect match), plus the mean, over the question's
+    relation-like words (best similarity to some relation at least ``salient``), of how well the chain
+    covers each: a chain should both use relations the question names and leave none of them out
+    ("screenwriter of the films starred by ... actors")."""
 
     salient = 0.4
 

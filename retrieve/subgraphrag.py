@@ -20,6 +20,7 @@ from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 from neo4j import Driver, RoutingControl
 
 DEFAULT_MODEL = "default"
+ANSWER_RELATIVE = 0.5  # answers: candidates scoring at least this share of the best one
 
 _BRACKETS = re.compile(r"[\[\]]")
 _SPACES = re.compile(r"\s+")
@@ -130,6 +131,18 @@ def answer_candidates(triplets: Sequence[Triplet], scores: Sequence[float],
     return [node for _k, _p, node, _v in ranked], [value for _k, _p, _n, value in ranked]
 
 
+def select_answers(names: Sequence[str], values: Sequence[float],
+                   relative: float = ANSWER_RELATIVE) -> tuple[list[str], list[float]]:
+    """The answer set read off ``answer_candidates``: every candidate within ``relative`` of the best value
+    (at least the best one). The extractive answerer takes ``metadata["answer_candidates"]`` as the answer
+    set, so it gets this, not the whole ranking."""
+    if not names:
+        return [], []
+    floor = relative * values[0]
+    kept = [(n, v) for n, v in zip(names, values, strict=True) if v >= floor] or [(names[0], values[0])]
+    return [n for n, _v in kept], [v for _n, v in kept]
+
+
 class SubgraphRagRetriever(Retriever):
     """Top-K triples scored in the database by a trained SubgraphRAG model (``kgqa train subgraphrag``)."""
 
@@ -173,7 +186,8 @@ class SubgraphRagRetriever(Retriever):
         scored = time.perf_counter()
         triplets, scores = dedup_scored(rows)
         topic_names = [e.name for e in topic_entities]
-        candidates, candidate_scores = answer_candidates(triplets, scores, topic_names)
+        ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
+        candidates, candidate_scores = select_answers(ranked, ranked_scores)
         return Evidence(
             question=question, method=self.name, kg=kg, topic_entities=topic_entities, triplets=triplets,
             scores=scores,
