@@ -313,3 +313,19 @@ def test_bulk_csvs_deduplicate_and_name_like_the_online_path(tmp_path: Path) -> 
     with open(files.relationships_csv, newline="", encoding="utf-8") as fh:
         rels = list(csv.reader(fh))
     assert rels == [[":START_ID(Entity)", ":TYPE", ":END_ID(Entity)"], ["a", "r", "b"], ["b", "r2", "c\nd"]]
+
+
+def test_progress_bars_show_rate_and_eta() -> None:
+    import io
+    import re
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=140)
+    with Progress(enabled=True, console=console) as progress:
+        with progress.step("reading + writing", total=1000, unit="triples") as step:
+            step.update(500, items=5000, force=True)
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buffer.getvalue())
+    assert "reading + writing" in text and "5,000 triples" in text and "/s" in text and "eta" in text
+    assert not Progress(console=Console(file=io.StringIO())).enabled  # no terminal: no bars
