@@ -1,6 +1,7 @@
 """Run every available method over MetaQA dev and test with `kgqa eval`, then regenerate BENCHMARKS.md.
 
-    python bench/benchmarks_report.py                      # full splits (hours on 2 cores); resumes
+    python bench/benchmarks_report.py                      # full splits (hours on 2 cores); resumes,
+                                                           # and skips runs whose report is complete
     python bench/benchmarks_report.py --limit 300          # a quick seeded sample of 300 per split
     python bench/benchmarks_report.py --skip-run           # only rebuild BENCHMARKS.md from the reports
     python bench/benchmarks_report.py --methods sgrag --splits test
@@ -148,6 +149,24 @@ def _flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix.rstrip("."), f"{data:,}" if isinstance(data, int) else str(data))]
 
 
+def _complete(out: Path, limit: int | None, args: argparse.Namespace) -> bool:
+    """A finished report for these settings is already there."""
+    try:
+        report = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    cfg = report.get("config", {})
+    return bool(report.get("complete")) and cfg.get("limit") == limit and cfg.get("k") == args.k \
+        and cfg.get("llm") == args.llm
+
+
+def _load(report: dict[str, Any]) -> str:
+    load = report.get("load_avg_1min") or {}
+    if not load.get("n"):
+        return "not recorded"
+    return f"{load['p50']:.1f} / {load['p95']:.1f} ({load['n']} of {report['n_done']} questions)"
+
+
 def _hits_row(label: str, report: dict[str, Any]) -> str:
     hops = report["by_hops"]
     cells = [pct(hops.get(h, {}).get("hits1")) for h in ("1", "2", "3")]
@@ -238,9 +257,8 @@ def render(reports: dict[tuple[str, str], dict[str, Any]], commands: dict[tuple[
                   "- packages: " + ", ".join(f"{k} {v}" for k, v in versions.get("packages", {}).items()
                                              if v),
                   f"- seed {any_report['seeds'].get('seed')} (see each report's `seeds`)",
-                  "- load average (1/5/15 min) when each report was written: "
-                  + "; ".join(f"{m} {s}: {r['machine'].get('load_avg_1_5_15', '?')}"
-                              for (s, m), r in sorted(reports.items())),
+                  "- machine load while answering (1-min load average, p50 / p95 over questions): "
+                  + "; ".join(f"{m} {s}: {_load(r)}" for (s, m), r in sorted(reports.items())),
                   "- latencies are wall-clock per question on this machine, with the Neo4j server on the "
                   "same cores; other work running at the same time inflates them", ""]
 
@@ -288,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-output", type=Path, help="bench/load_metaqa.py output (json or text)")
     parser.add_argument("--skip-run", action="store_true", help="only rebuild BENCHMARKS.md from reports")
     parser.add_argument("--no-resume", action="store_true", help="start every run over")
+    parser.add_argument("--rerun", action="store_true",
+                        help="invoke kgqa eval even where a complete report exists (it resumes its JSONL)")
     args = parser.parse_args(argv)
 
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
@@ -317,7 +337,9 @@ def main(argv: list[str] | None = None) -> int:
             out = report_path(args.results, split, method, limit)
             cli_args = eval_args(split, method, out, limit, args.k, args.llm, resume=True)
             commands[(split, method)] = "kgqa " + shlex.join(cli_args)
-            if not args.skip_run:
+            if not args.skip_run and not (args.no_resume or args.rerun) and _complete(out, limit, args):
+                print(f"\n{_rel(out)} is complete; not rerun (use --rerun)", file=sys.stderr)
+            elif not args.skip_run:
                 ok, last = run_one(eval_args(split, method, out, limit, args.k, args.llm,
                                              resume=not args.no_resume))
                 if not ok:

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from load_metaqa import clear_private  # the bench folder is on sys.path when run as a script
+
 DBR = "http://dbpedia.org/resource/"
 DBO = "http://dbpedia.org/ontology/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -71,6 +73,7 @@ def main() -> None:
         )
     env = {"KGQA_HOME": str(args.home), "KGQA_BOLT_PORT": str(args.port), "NEO4J_URI": ""}
     kgqa("server", "start", env=env)
+    clear_private(env)
     try:
         began = time.monotonic()
         load_args = [

@@ -26,6 +26,15 @@ DEFAULT_DATA = REPO.parent / "shared" / "data" / "metaqa"
 KG = "metaqa_bench"
 
 
+def clear_private(env: dict[str, str]) -> None:
+    """Drops every KG of the bench's private bulk server: neo4j-admin import needs an empty database."""
+    listing = subprocess.run([sys.executable, "-m", "kgqa.cli", "kgs", "--json"], capture_output=True,
+                             text=True, env={**os.environ, **env})
+    for row in json.loads(listing.stdout or "[]"):
+        subprocess.run([sys.executable, "-m", "kgqa.cli", "kgs", "--drop", row["name"]], capture_output=True,
+                       env={**os.environ, **env})
+
+
 def kgqa(*args: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
     began = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True,
@@ -47,6 +56,7 @@ def run_online(data: Path, keep: bool) -> dict[str, Any]:
 def run_bulk(data: Path, home: Path, port: int) -> dict[str, Any]:
     env = {"KGQA_HOME": str(home), "KGQA_BOLT_PORT": str(port), "NEO4J_URI": ""}
     kgqa("server", "start", env=env)
+    clear_private(env)
     try:
         summary, wall = kgqa("load", "metaqa", "--path", str(data), "--kg", KG, "--bulk", "--force", "--json",
                              env=env)

@@ -31,10 +31,11 @@ def train() -> None:
                    "reference (local), or the reference once a sample shows the procedure agrees (auto).")
 @click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="MetaQA folder (default ../shared/data/metaqa).")
+@click.option("--threads", default=1, show_default=True, type=int, help="torch threads.")
 @click.option("--json", "as_json", is_flag=True, help="Print the installed model's meta.json.")
 def subgraphrag(kg: str, name: str, hops: int, include_seed: bool, epochs: int, limit: int | None,
                 hidden: int, negatives: int, seed: int, max_candidates: int, source: str,
-                data_dir: str | None, as_json: bool) -> None:
+                data_dir: str | None, threads: int, as_json: bool) -> None:
     """Train SubgraphRAG's triple scorer on MetaQA dev (never test) and install it as an ONNX model."""
     from pathlib import Path
 
@@ -49,7 +50,7 @@ def subgraphrag(kg: str, name: str, hops: int, include_seed: bool, epochs: int, 
         raise KgqaError(f"--name must be a plain directory name, got {name!r}")
     config = TrainConfig(kg=kg, name=name, hops=hops, include_seed=include_seed, epochs=epochs, limit=limit,
                          hidden=hidden, negatives=negatives, seed=seed, max_candidates=max_candidates,
-                         source=source, data_dir=Path(data_dir) if data_dir else None)
+                         source=source, data_dir=Path(data_dir) if data_dir else None, threads=threads)
     with driver_session() as driver:
         result = train_subgraphrag(driver, config, log=lambda msg: click.echo(f"kgqa: {msg}", err=True))
     if as_json:

@@ -51,12 +51,15 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         values = [float(rec["latency_ms"][stage]) for rec in ok
                   if isinstance(rec.get("latency_ms", {}).get(stage), int | float)]
         latency[stage] = latency_summary(values)
+    loads = [float(rec["load1"]) for rec in records if isinstance(rec.get("load1"), int | float)]
     return {
         "metrics": aggregate(_rows(records)),
         "by_hops": {k: aggregate(_rows(by_hops[k])) for k in sorted(by_hops, key=_hop_sort)},
         "by_qtype": {k: {"hops": by_qtype[k][0].get("hops"), **aggregate(_rows(by_qtype[k]))}
                      for k in sorted(by_qtype, key=lambda q: (by_qtype[q][0].get("hops") or 0, q))},
         "latency_ms": latency,
+        # the machine's 1-minute load average as each question finished (latency is only as clean as this)
+        "load_avg_1min": latency_summary(loads),
         "n_errors": sum(errors.values()),
         "errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])[:20]),
     }
@@ -111,6 +114,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["## Per question type", ""]
         lines += metrics_table([(q, m) for q, m in report["by_qtype"].items()], "question type") + [""]
     lines += ["## Latency", ""] + latency_table(report["latency_ms"]) + [""]
+    load = report.get("load_avg_1min") or {}
+    if load.get("n"):
+        lines += [f"Machine load (1-min average, {os.cpu_count()} cores) while answering: p50 "
+                  f"{load['p50']:.1f}, p95 {load['p95']:.1f}, max {load['max']:.1f}.", ""]
     if report.get("errors"):
         lines += ["## Errors", ""]
         lines += [f"- {count} × {message}" for message, count in report["errors"].items()] + [""]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import sys
 import time
@@ -215,8 +216,6 @@ def _fatal(exc: BaseException) -> bool:
 # --- the run ------------------------------------------------------------------------------------------------
 
 def _seed(seed: int) -> dict[str, Any]:
-    import os
-
     random.seed(seed)
     seeds: dict[str, Any] = {"seed": seed, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED")}
     try:
@@ -261,6 +260,14 @@ def _check_kg(driver: Any, kg: str) -> dict[str, Any]:
     if not info:
         return {}
     return {k: v for k, v in dict(info[0]["p"]).items() if isinstance(v, str | int | float | bool)}
+
+
+def _load1() -> float | None:
+    """The 1-minute load average when a question finished: how contended its latency was."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):  # pragma: no cover - not on every platform
+        return None
 
 
 class _Progress:
@@ -344,6 +351,7 @@ def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn 
                         raise
                     record = build_record(q, gold, None, exc, (time.perf_counter() - t0) * 1000)
                     consecutive_errors += 1
+                record["load1"] = _load1()
                 appender.write(record)
                 previous[q.id] = record
                 progress.update(float(record["metrics"]["hits1"]))
