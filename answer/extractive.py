@@ -72,10 +72,14 @@ def _hops(evidence: Evidence) -> int | None:
 
 # --- 1. the retriever's own answer set --------------------------------------------------------------------
 
+
 def _from_candidates(evidence: Evidence, candidates: list[str], topics: set[str]) -> Answer:
     raw_scores = evidence.metadata.get("answer_scores")
-    scores = ([float(s) for s in raw_scores] if isinstance(raw_scores, list | tuple)
-              and len(raw_scores) == len(candidates) else [1.0] * len(candidates))
+    scores = (
+        [float(s) for s in raw_scores]
+        if isinstance(raw_scores, list | tuple) and len(raw_scores) == len(candidates)
+        else [1.0] * len(candidates)
+    )
     answers: list[str] = []
     kept: list[float] = []
     for name, score in zip(candidates, scores, strict=True):
@@ -84,9 +88,16 @@ def _from_candidates(evidence: Evidence, candidates: list[str], topics: set[str]
         answers.append(name)
         kept.append(score)
     support = _support_triplets(evidence.triplets, answers)
-    return Answer(answers, kept, {"strategy": "answer_candidates", "hops": _hops(evidence),
-                                  "dropped_topic_entities": sorted(topics & set(candidates)),
-                                  "evidence": support})
+    return Answer(
+        answers,
+        kept,
+        {
+            "strategy": "answer_candidates",
+            "hops": _hops(evidence),
+            "dropped_topic_entities": sorted(topics & set(candidates)),
+            "evidence": support,
+        },
+    )
 
 
 def _support_triplets(triplets: Iterable[Triplet], answers: list[str]) -> dict[str, list[list[str]]]:
@@ -100,6 +111,7 @@ def _support_triplets(triplets: Iterable[Triplet], answers: list[str]) -> dict[s
 
 
 # --- 2. reasoning paths ------------------------------------------------------------------------------------
+
 
 def walk_path(path: list[Triplet], topics: set[str]) -> tuple[str, str, bool]:
     """(start, end, connected) of a path walked from its topic end; each hop may go either way."""
@@ -137,8 +149,13 @@ def _from_paths(evidence: Evidence, topics: list[str]) -> Answer:
     topic_set = set(topics)
     raw_scores = evidence.metadata.get("path_scores")
     scored = isinstance(raw_scores, list | tuple) and len(raw_scores) == len(evidence.paths)
-    weights = [float(s) for s in raw_scores] if scored else [  # type: ignore[union-attr]
-        1.0 / (1 + rank) for rank in range(len(evidence.paths))]
+    weights = (
+        [float(s) for s in raw_scores]
+        if scored
+        else [  # type: ignore[union-attr]
+            1.0 / (1 + rank) for rank in range(len(evidence.paths))
+        ]
+    )
     hops = _hops(evidence)
     walked = [(rank, path, walk_path(path, topic_set)) for rank, path in enumerate(evidence.paths) if path]
     usable = [(rank, path) for rank, path, (_s, end, ok) in walked if ok and end not in topic_set]
@@ -172,6 +189,7 @@ def _from_paths(evidence: Evidence, topics: list[str]) -> Answer:
 
 # --- 3. BFS layers over the triplets ------------------------------------------------------------------------
 
+
 class _Edge(NamedTuple):
     triplet: int  # position in evidence.triplets
     other: str
@@ -203,8 +221,9 @@ def _bfs(adj: dict[str, list[_Edge]], topics: list[str]) -> tuple[dict[str, int]
     return dist, layers
 
 
-def _far_signatures(adj: dict[str, list[_Edge]], dist: dict[str, int], layers: list[list[str]],
-                    depth: int) -> set[tuple[Step, ...]] | None:
+def _far_signatures(
+    adj: dict[str, list[_Edge]], dist: dict[str, int], layers: list[list[str]], depth: int
+) -> set[tuple[Step, ...]] | None:
     """Relation signatures of the shortest paths to the nodes at ``depth``; None when there are too many."""
     sigs: dict[str, set[tuple[Step, ...]]] = {node: {()} for node in layers[0]}
     for d in range(depth):
@@ -231,14 +250,19 @@ class _State:
     edge: int
 
 
-def _walk(adj: dict[str, list[_Edge]], topics: list[str], depth: int,
-          signatures: set[tuple[Step, ...]] | None, triplet_scores: list[float] | None,
-          ) -> list[dict[tuple[str, int, tuple[Step, ...]], _State]]:
+def _walk(
+    adj: dict[str, list[_Edge]],
+    topics: list[str],
+    depth: int,
+    signatures: set[tuple[Step, ...]] | None,
+    triplet_scores: list[float] | None,
+) -> list[dict[tuple[str, int, tuple[Step, ...]], _State]]:
     """Non-backtracking walks of exactly ``depth`` hops that never revisit a topic entity."""
     topic_set = set(topics)
     prefixes = None if signatures is None else {s[:k] for s in signatures for k in range(len(s) + 1)}
     frontier: dict[tuple[str, int, tuple[Step, ...]], _State] = {
-        (t, -1, ()): _State(float("inf"), None, -1) for t in topics}
+        (t, -1, ()): _State(float("inf"), None, -1) for t in topics
+    }
     steps = [frontier]
     for _ in range(depth):
         nxt: dict[tuple[str, int, tuple[Step, ...]], _State] = {}
@@ -262,8 +286,11 @@ def _walk(adj: dict[str, list[_Edge]], topics: list[str], depth: int,
     return steps
 
 
-def _chain(steps: list[dict[tuple[str, int, tuple[Step, ...]], _State]],
-           key: tuple[str, int, tuple[Step, ...]], triplets: list[Triplet]) -> list[list[str]]:
+def _chain(
+    steps: list[dict[tuple[str, int, tuple[Step, ...]], _State]],
+    key: tuple[str, int, tuple[Step, ...]],
+    triplets: list[Triplet],
+) -> list[list[str]]:
     chain: list[list[str]] = []
     for level in range(len(steps) - 1, 0, -1):
         state = steps[level][key]
@@ -285,13 +312,17 @@ def _from_layers(evidence: Evidence, topics: list[str]) -> Answer:
     dist, layers = _bfs(adj, topics)
     deepest = len(layers) - 1
     if deepest == 0:
-        return no_answer("the topic entities do not appear in the evidence triplets",
-                         strategy="layers", topic_entities=topics)
+        return no_answer(
+            "the topic entities do not appear in the evidence triplets",
+            strategy="layers",
+            topic_entities=topics,
+        )
     hops = _hops(evidence)
     depth = hops if hops is not None else deepest
     signatures = _far_signatures(adj, dist, layers, depth) if depth <= deepest else None
-    triplet_scores = ([float(s) for s in evidence.scores]
-                      if len(evidence.scores) == len(triplets) and triplets else None)
+    triplet_scores = (
+        [float(s) for s in evidence.scores] if len(evidence.scores) == len(triplets) and triplets else None
+    )
     steps = _walk(adj, topics, depth, signatures, triplet_scores)
     strategy = "layers"
     if not steps[-1]:  # nothing at that depth: the deepest layer is the far end we have

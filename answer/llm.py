@@ -89,7 +89,7 @@ class LLMConfig:
 
     def backoff(self, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (0-based): base, 2x base, 4x base, ... capped."""
-        return float(min(self.backoff_max_s, self.backoff_s * (2 ** retry)))
+        return float(min(self.backoff_max_s, self.backoff_s * (2**retry)))
 
 
 @dataclass
@@ -113,14 +113,22 @@ class LLMAnswerer:
         if self._client is None:
             from openai import OpenAI
 
-            self._client = OpenAI(base_url=self.config.base_url, api_key=self.config.api_key,
-                                  timeout=self.config.timeout_s, max_retries=0)
+            self._client = OpenAI(
+                base_url=self.config.base_url,
+                api_key=self.config.api_key,
+                timeout=self.config.timeout_s,
+                max_retries=0,
+            )
         return self._client
 
     def answer(self, evidence: Evidence) -> Answer:
         style = self.config.style or style_for(evidence.method)
-        base = {"answerer": "llm", "model": self.config.model, "endpoint": self.config.base_url,
-                "style": style}
+        base = {
+            "answerer": "llm",
+            "model": self.config.model,
+            "endpoint": self.config.base_url,
+            "style": style,
+        }
         if not has_evidence(evidence):
             return no_answer(NO_EVIDENCE, **base, llm_called=False)
         messages = build_messages(evidence, style, self.config.max_items)
@@ -164,8 +172,12 @@ class LLMAnswerer:
             attempt += 1
             try:
                 response = self.client.chat.completions.create(
-                    model=cfg.model, messages=messages,  # type: ignore[arg-type]
-                    temperature=cfg.temperature, max_tokens=cfg.max_tokens, **cfg.extra)
+                    model=cfg.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=cfg.temperature,
+                    max_tokens=cfg.max_tokens,
+                    **cfg.extra,
+                )
                 break
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 if attempt > cfg.max_retries or not _retryable(exc):
@@ -188,8 +200,11 @@ class LLMAnswerer:
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc
             reason = _one_line(str(cause) or type(cause).__name__)
-            hint = "" if os.environ.get("OPENAI_BASE_URL") else (
-                "; start one with `kgqa llm serve` or set OPENAI_BASE_URL")
+            hint = (
+                ""
+                if os.environ.get("OPENAI_BASE_URL")
+                else ("; start one with `kgqa llm serve` or set OPENAI_BASE_URL")
+            )
             return f"LLM endpoint {url} is not reachable: {reason} ({tries}){hint}"
         assert isinstance(exc, openai.APIStatusError)
         hint = ""

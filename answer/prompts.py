@@ -139,8 +139,9 @@ def sgrag_messages(evidence: Evidence, max_triplets: int | None = None) -> list[
     ]
 
 
-def build_messages(evidence: Evidence, style: Style | None = None,
-                   max_items: int | None = None) -> list[Message]:
+def build_messages(
+    evidence: Evidence, style: Style | None = None, max_items: int | None = None
+) -> list[Message]:
     """The chat messages for ``evidence`` in the style its method calls for (or ``style``)."""
     chosen = style or style_for(evidence.method)
     if chosen == "subgraphrag":
@@ -160,8 +161,19 @@ _ANS = re.compile(r"(?i)\bans\s*[:：]\s*")
 _ANSWER = re.compile(r"(?i)\b(?:final\s+)?answers?\s*(?:is|are)?\s*[:：]\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)])\s*")
 _DECOR = re.compile(r"[*`\"“”]+")
-_NOT_ANSWERS = {"", "not available", "none", "unknown", "n a", "no answer", "not found", "null",
-                "nothing", "i don t know", "there is no answer"}
+_NOT_ANSWERS = {
+    "",
+    "not available",
+    "none",
+    "unknown",
+    "n a",
+    "no answer",
+    "not found",
+    "null",
+    "nothing",
+    "i don t know",
+    "there is no answer",
+}
 
 
 def parse_answers(text: str) -> list[str]:

@@ -45,23 +45,38 @@ class Published:
 
 
 PUBLISHED = (
-    Published("SimGRAG", (98.0, 98.4, 97.8),
-              "Cai et al. 2024, *SimGRAG: Leveraging Similar Subgraphs for Knowledge Graphs Driven "
-              "Retrieval-Augmented Generation* (arXiv:2412.15272)"),
-    Published("UniKGQA", (97.5, 99.0, 99.1),
-              "Jiang et al., ICLR 2023, *UniKGQA: Unified Retrieval and Reasoning for Solving Multi-hop "
-              "Question Answering Over Knowledge Graph*"),
-    Published("NSM", (97.1, 99.9, 98.9),
-              "He et al., WSDM 2021, *Improving Multi-hop Knowledge Base Question Answering by Learning "
-              "Intermediate Supervision Signals*"),
+    Published(
+        "SimGRAG",
+        (98.0, 98.4, 97.8),
+        "Cai et al. 2024, *SimGRAG: Leveraging Similar Subgraphs for Knowledge Graphs Driven "
+        "Retrieval-Augmented Generation* (arXiv:2412.15272)",
+    ),
+    Published(
+        "UniKGQA",
+        (97.5, 99.0, 99.1),
+        "Jiang et al., ICLR 2023, *UniKGQA: Unified Retrieval and Reasoning for Solving Multi-hop "
+        "Question Answering Over Knowledge Graph*",
+    ),
+    Published(
+        "NSM",
+        (97.1, 99.9, 98.9),
+        "He et al., WSDM 2021, *Improving Multi-hop Knowledge Base Question Answering by Learning "
+        "Intermediate Supervision Signals*",
+    ),
 )
 PUBLISHED_OTHER = (
-    ("SubgraphRAG", "answer recall@100 = 0.944 (WebQSP, retrieved top-100 triples)",
-     "Li et al., ICLR 2025, *Simple is Effective: The Roles of Graphs and Large Language Models in "
-     "Knowledge-Graph-Based Retrieval-Augmented Generation*"),
-    ("GSR", "3-hop Hits = 92.25",
-     "Huang et al., Findings of EMNLP 2024, *Less is More: Making Smaller Language Models Competent "
-     "Subgraph Retrievers for Multi-hop KGQA*"),
+    (
+        "SubgraphRAG",
+        "answer recall@100 = 0.944 (WebQSP, retrieved top-100 triples)",
+        "Li et al., ICLR 2025, *Simple is Effective: The Roles of Graphs and Large Language Models in "
+        "Knowledge-Graph-Based Retrieval-Augmented Generation*",
+    ),
+    (
+        "GSR",
+        "3-hop Hits = 92.25",
+        "Huang et al., Findings of EMNLP 2024, *Less is More: Making Smaller Language Models Competent "
+        "Subgraph Retrievers for Multi-hop KGQA*",
+    ),
 )
 
 
@@ -77,8 +92,9 @@ def report_path(results: Path, split: str, method: str, limit: int | None) -> Pa
     return results / f"metaqa-{split}-{method}{suffix}.json"
 
 
-def eval_args(split: str, method: str, out: Path, limit: int | None, k: int, llm: str,
-              resume: bool) -> list[str]:
+def eval_args(
+    split: str, method: str, out: Path, limit: int | None, k: int, llm: str, resume: bool
+) -> list[str]:
     args = ["eval", "metaqa", "--split", split, "--method", method]
     if limit is not None:
         args += ["--limit", str(limit)]
@@ -106,8 +122,11 @@ def run_one(args: list[str]) -> tuple[bool, str]:
         tail = (tail + chunk)[-4000:]
     code = proc.wait()
     print(f"  exit {code} after {time.perf_counter() - began:.0f}s", file=sys.stderr, flush=True)
-    lines = [line.strip() for line in tail.decode("utf-8", "replace").replace("\r", "\n").splitlines()
-             if line.strip() and "Received notification" not in line]
+    lines = [
+        line.strip()
+        for line in tail.decode("utf-8", "replace").replace("\r", "\n").splitlines()
+        if line.strip() and "Received notification" not in line
+    ]
     return code == 0, lines[-1] if lines else f"exit code {code}"
 
 
@@ -120,8 +139,11 @@ def _shell(command: str) -> str:
 
 def _load_figures(explicit: Path | None) -> tuple[str, str] | None:
     """(source file, Markdown) for bench/load_metaqa.py's saved output, if any."""
-    candidates = [explicit] if explicit else [REPO / "bench" / "results" / f"load_metaqa.{ext}"
-                                              for ext in ("json", "txt", "log")]
+    candidates = (
+        [explicit]
+        if explicit
+        else [REPO / "bench" / "results" / f"load_metaqa.{ext}" for ext in ("json", "txt", "log")]
+    )
     for path in candidates:
         if path is None or not path.is_file():
             continue
@@ -156,8 +178,12 @@ def _complete(out: Path, limit: int | None, args: argparse.Namespace) -> bool:
     except (OSError, ValueError):
         return False
     cfg = report.get("config", {})
-    return bool(report.get("complete")) and cfg.get("limit") == limit and cfg.get("k") == args.k \
+    return (
+        bool(report.get("complete"))
+        and cfg.get("limit") == limit
+        and cfg.get("k") == args.k
         and cfg.get("llm") == args.llm
+    )
 
 
 def _load(report: dict[str, Any]) -> str:
@@ -172,34 +198,52 @@ def _hits_row(label: str, report: dict[str, Any]) -> str:
     cells = [pct(hops.get(h, {}).get("hits1")) for h in ("1", "2", "3")]
     lat = report["latency_ms"]["total"]
     sample = "" if report["config"].get("limit") is None else f" (sample of {report['n_questions']})"
-    return (f"| {label}{sample} | {' | '.join(cells)} | {pct(report['metrics']['hits1'])} | "
-            f"{pct(report['metrics']['macro_f1'])} | {report['n_done']} | {report['n_errors']} | "
-            f"{ms(lat.get('p50'))} / {ms(lat.get('p95'))} |")
+    return (
+        f"| {label}{sample} | {' | '.join(cells)} | {pct(report['metrics']['hits1'])} | "
+        f"{pct(report['metrics']['macro_f1'])} | {report['n_done']} | {report['n_errors']} | "
+        f"{ms(lat.get('p50'))} / {ms(lat.get('p95'))} |"
+    )
 
 
-def render(reports: dict[tuple[str, str], dict[str, Any]], commands: dict[tuple[str, str], str],
-           failures: dict[tuple[str, str], str], unavailable: dict[str, str], chart: Path | None,
-           load: tuple[str, str] | None, invocation: str) -> str:
+def render(
+    reports: dict[tuple[str, str], dict[str, Any]],
+    commands: dict[tuple[str, str], str],
+    failures: dict[tuple[str, str], str],
+    unavailable: dict[str, str],
+    chart: Path | None,
+    load: tuple[str, str] | None,
+    invocation: str,
+) -> str:
     methods = sorted({m for _, m in reports} | {m for _, m in failures})
     any_report = next(iter(reports.values()), None)
-    lines = ["# Benchmarks", "",
-             "Generated by `" + invocation + "` — do not edit by hand; rerun the script. "
-             f"Last generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.", "",
-             "All numbers come from `kgqa eval` (the commands are listed below): answers from the "
-             "extractive answerer (`--llm none`) unless stated, topic entities linked from the question by "
-             "the system itself (MetaQA `[brackets]` are honoured), metrics in %. Hits@1 = the first answer "
-             "is gold.", ""]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `" + invocation + "` — do not edit by hand; rerun the script. "
+        f"Last generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.",
+        "",
+        "All numbers come from `kgqa eval` (the commands are listed below): answers from the "
+        "extractive answerer (`--llm none`) unless stated, topic entities linked from the question by "
+        "the system itself (MetaQA `[brackets]` are honoured), metrics in %. Hits@1 = the first answer "
+        "is gold.",
+        "",
+    ]
     for split in ("test", "dev"):
         rows = [(m, reports[(split, m)]) for m in methods if (split, m) in reports]
-        lines += [f"## MetaQA {split}: Hits@1 per hop", "",
-                  "| method | 1-hop | 2-hop | 3-hop | all | Macro-F1 | answered | errors "
-                  "| total ms p50 / p95 |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"## MetaQA {split}: Hits@1 per hop",
+            "",
+            "| method | 1-hop | 2-hop | 3-hop | all | Macro-F1 | answered | errors | total ms p50 / p95 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         lines += [_hits_row(f"**{m}** (kgqa)", r) for m, r in rows]
         lines += [f"| {m} | failed | | | | | | | |" for m in methods if (split, m) in failures]
         if split == "test":
-            lines += [f"| {p.method} (published) | {p.hits1[0]:.1f} | {p.hits1[1]:.1f} | {p.hits1[2]:.1f} "
-                      "| | | | | |" for p in PUBLISHED]
+            lines += [
+                f"| {p.method} (published) | {p.hits1[0]:.1f} | {p.hits1[1]:.1f} | {p.hits1[2]:.1f} "
+                "| | | | | |"
+                for p in PUBLISHED
+            ]
         if not rows and not any(s == split for s, _ in failures):
             lines.append("| (no run yet) | | | | | | | | |")
         lines.append("")
@@ -207,12 +251,19 @@ def render(reports: dict[tuple[str, str], dict[str, Any]], commands: dict[tuple[
             lines += [f"![Hits@1 per hop and latency per stage, MetaQA test]({_rel(chart)})", ""]
 
     lines += ["## Published numbers", "", "| method | result | source |", "|---|---|---|"]
-    lines += [f"| {p.method} | MetaQA Hits@1 1-hop {p.hits1[0]:.1f}, 2-hop {p.hits1[1]:.1f}, "
-              f"3-hop {p.hits1[2]:.1f} | {p.source} |" for p in PUBLISHED]
+    lines += [
+        f"| {p.method} | MetaQA Hits@1 1-hop {p.hits1[0]:.1f}, 2-hop {p.hits1[1]:.1f}, "
+        f"3-hop {p.hits1[2]:.1f} | {p.source} |"
+        for p in PUBLISHED
+    ]
     lines += [f"| {name} | {result} | {source} |" for name, result, source in PUBLISHED_OTHER]
-    lines += ["", "The published MetaQA systems are given the topic entity; kgqa links it itself. GSR's "
-              "figure is quoted as given in the project's evaluation issue; see the paper for its exact "
-              "setting.", ""]
+    lines += [
+        "",
+        "The published MetaQA systems are given the topic entity; kgqa links it itself. GSR's "
+        "figure is quoted as given in the project's evaluation issue; see the paper for its exact "
+        "setting.",
+        "",
+    ]
 
     for split in ("test", "dev"):
         for method in methods:
@@ -227,45 +278,76 @@ def render(reports: dict[tuple[str, str], dict[str, Any]], commands: dict[tuple[
                 lines += [f"- errors: {count} × {msg}" for msg, count in list(report["errors"].items())[:5]]
                 lines.append("")
 
-    lines += ["## Latency per stage (ms, p50 / p95)", "",
-              "| method | split | " + " | ".join(STAGES) + " |", "|---|---|" + "---:|" * len(STAGES)]
+    lines += [
+        "## Latency per stage (ms, p50 / p95)",
+        "",
+        "| method | split | " + " | ".join(STAGES) + " |",
+        "|---|---|" + "---:|" * len(STAGES),
+    ]
     for (split, method), report in sorted(reports.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         lat = report["latency_ms"]
         cells = [f"{ms(lat.get(s, {}).get('p50'))} / {ms(lat.get(s, {}).get('p95'))}" for s in STAGES]
         lines.append(f"| {method} | {split} | " + " | ".join(cells) + " |")
     lines.append("")
 
-    lines += ["## Reproduce", "", "```", "kgqa server start   # or point NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD",
-              "kgqa load metaqa --path ../shared/data/metaqa", invocation, "```", "",
-              "## Exact commands", "", "```"]
+    lines += [
+        "## Reproduce",
+        "",
+        "```",
+        "kgqa server start   # or point NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD",
+        "kgqa load metaqa --path ../shared/data/metaqa",
+        invocation,
+        "```",
+        "",
+        "## Exact commands",
+        "",
+        "```",
+    ]
     lines += [commands[key] for key in sorted(commands, key=lambda kv: (kv[1], kv[0]))]
-    lines += ["```", "",
-              "Each writes its report (`.json`), per-question answers/evidence/errors (`.jsonl`), a Markdown "
-              "table (`.md`) and a chart (`.png`) next to `--out`. Reruns resume from the `.jsonl`.", ""]
+    lines += [
+        "```",
+        "",
+        "Each writes its report (`.json`), per-question answers/evidence/errors (`.jsonl`), a Markdown "
+        "table (`.md`) and a chart (`.png`) next to `--out`. Reruns resume from the `.jsonl`.",
+        "",
+    ]
 
-    lines += ["## Machine and versions", "", "```", "$ nproc", _shell("nproc"), "$ free -h",
-              _shell("free -h"), "```", ""]
+    lines += [
+        "## Machine and versions",
+        "",
+        "```",
+        "$ nproc",
+        _shell("nproc"),
+        "$ free -h",
+        _shell("free -h"),
+        "```",
+        "",
+    ]
     if any_report is not None:
         machine, versions = any_report["machine"], any_report["versions"]
         server = versions.get("server", {})
-        lines += [f"- CPU: {machine.get('cpu', '?')}; {machine.get('nproc')} cores; "
-                  f"{machine.get('mem_total_gib')} GiB RAM; {machine.get('platform')}",
-                  f"- Neo4j {server.get('neo4j')} ({server.get('edition')}), GDS {server.get('gds')}, "
-                  f"APOC {server.get('apoc')}, kgqa plugin {server.get('kgqa_plugin')}",
-                  f"- kgqa {versions.get('kgqa')} at git {versions.get('git')}; "
-                  f"Python {versions.get('python')}",
-                  "- packages: " + ", ".join(f"{k} {v}" for k, v in versions.get("packages", {}).items()
-                                             if v),
-                  f"- seed {any_report['seeds'].get('seed')} (see each report's `seeds`)",
-                  "- machine load while answering (1-min load average, p50 / p95 over questions): "
-                  + "; ".join(f"{m} {s}: {_load(r)}" for (s, m), r in sorted(reports.items())),
-                  "- latencies are wall-clock per question on this machine, with the Neo4j server on the "
-                  "same cores; other work running at the same time inflates them", ""]
+        lines += [
+            f"- CPU: {machine.get('cpu', '?')}; {machine.get('nproc')} cores; "
+            f"{machine.get('mem_total_gib')} GiB RAM; {machine.get('platform')}",
+            f"- Neo4j {server.get('neo4j')} ({server.get('edition')}), GDS {server.get('gds')}, "
+            f"APOC {server.get('apoc')}, kgqa plugin {server.get('kgqa_plugin')}",
+            f"- kgqa {versions.get('kgqa')} at git {versions.get('git')}; Python {versions.get('python')}",
+            "- packages: " + ", ".join(f"{k} {v}" for k, v in versions.get("packages", {}).items() if v),
+            f"- seed {any_report['seeds'].get('seed')} (see each report's `seeds`)",
+            "- machine load while answering (1-min load average, p50 / p95 over questions): "
+            + "; ".join(f"{m} {s}: {_load(r)}" for (s, m), r in sorted(reports.items())),
+            "- latencies are wall-clock per question on this machine, with the Neo4j server on the "
+            "same cores; other work running at the same time inflates them",
+            "",
+        ]
 
     lines += ["## Load throughput", ""]
     if load is None:
-        lines += ["Not recorded yet: run `python bench/load_metaqa.py` and save its output as "
-                  "`bench/results/load_metaqa.json` (or `.txt`), then rerun this script.", ""]
+        lines += [
+            "Not recorded yet: run `python bench/load_metaqa.py` and save its output as "
+            "`bench/results/load_metaqa.json` (or `.txt`), then rerun this script.",
+            "",
+        ]
     else:
         lines += [f"From `{load[0]}` (output of `bench/load_metaqa.py`):", "", load[1], ""]
 
@@ -274,31 +356,44 @@ def render(reports: dict[tuple[str, str], dict[str, Any]], commands: dict[tuple[
         lines += [f"- **{m}**: {reason}" for m, reason in sorted(unavailable.items())]
     else:
         lines.append("- none")
-    lines += [f"- **{m}** ({s}): the run failed: `{reason}` (rerun the script: it resumes)"
-              for (s, m), reason in sorted(failures.items())]
-    lines += ["", "## Metric definitions", "",
-              "Per question, over normalised answer strings (lowercase; accents, punctuation and the "
-              "articles a/an/the removed): **Hits@1** first answer is gold; **Hit** any answer is gold; "
-              "**precision / recall / F1** over the answer sets (0 for an empty prediction); **AMR**, SG-"
-              "RAG's answer matching rate |gold ∩ predicted| / |gold| (mentions in the text for LLM "
-              "answers); **evidence answer recall**, gold answers among the entities of the retrieved "
-              "triplets; **evidence triple recall**, the KB triples on the gold relation path (BeamQA's "
-              "annotation, followed from the topic entity without passing back through it) found among the "
-              "retrieved triplets. Aggregates are means over questions (Macro-F1 = mean F1); Micro-F1 uses "
-              "summed counts. A question whose method raised an error scores 0 and is counted under errors."
-              " Latency is per question, over answered questions; `total` is measured around the whole "
-              "call.", ""]
+    lines += [
+        f"- **{m}** ({s}): the run failed: `{reason}` (rerun the script: it resumes)"
+        for (s, m), reason in sorted(failures.items())
+    ]
+    lines += [
+        "",
+        "## Metric definitions",
+        "",
+        "Per question, over normalised answer strings (lowercase; accents, punctuation and the "
+        "articles a/an/the removed): **Hits@1** first answer is gold; **Hit** any answer is gold; "
+        "**precision / recall / F1** over the answer sets (0 for an empty prediction); **AMR**, SG-"
+        "RAG's answer matching rate |gold ∩ predicted| / |gold| (mentions in the text for LLM "
+        "answers); **evidence answer recall**, gold answers among the entities of the retrieved "
+        "triplets; **evidence triple recall**, the KB triples on the gold relation path (BeamQA's "
+        "annotation, followed from the topic entity without passing back through it) found among the "
+        "retrieved triplets. Aggregates are means over questions (Macro-F1 = mean F1); Micro-F1 uses "
+        "summed counts. A question whose method raised an error scores 0 and is counted under errors."
+        " Latency is per question, over answered questions; `total` is measured around the whole "
+        "call.",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--methods", help="comma-separated methods (default: every available one)")
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits (default dev,test)")
     parser.add_argument("--limit", type=int, help="a seeded sample of N questions per split (quick runs)")
-    parser.add_argument("--method-limit", action="append", default=[], metavar="METHOD=N",
-                        help="a sample of N for one method too slow for the full splits (repeatable)")
+    parser.add_argument(
+        "--method-limit",
+        action="append",
+        default=[],
+        metavar="METHOD=N",
+        help="a sample of N for one method too slow for the full splits (repeatable)",
+    )
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--llm", default="none")
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results", help="results folder")
@@ -306,8 +401,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-output", type=Path, help="bench/load_metaqa.py output (json or text)")
     parser.add_argument("--skip-run", action="store_true", help="only rebuild BENCHMARKS.md from reports")
     parser.add_argument("--no-resume", action="store_true", help="start every run over")
-    parser.add_argument("--rerun", action="store_true",
-                        help="invoke kgqa eval even where a complete report exists (it resumes its JSONL)")
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="invoke kgqa eval even where a complete report exists (it resumes its JSONL)",
+    )
     args = parser.parse_args(argv)
 
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
@@ -340,8 +438,9 @@ def main(argv: list[str] | None = None) -> int:
             if not args.skip_run and not (args.no_resume or args.rerun) and _complete(out, limit, args):
                 print(f"\n{_rel(out)} is complete; not rerun (use --rerun)", file=sys.stderr)
             elif not args.skip_run:
-                ok, last = run_one(eval_args(split, method, out, limit, args.k, args.llm,
-                                             resume=not args.no_resume))
+                ok, last = run_one(
+                    eval_args(split, method, out, limit, args.k, args.llm, resume=not args.no_resume)
+                )
                 if not ok:
                     failures[(split, method)] = last
                     continue
@@ -354,11 +453,21 @@ def main(argv: list[str] | None = None) -> int:
     test_reports = [(m, r) for (s, m), r in sorted(reports.items()) if s == "test"]
     if test_reports:
         series = [series_from_report(r, m) for m, r in test_reports]
-        series += [Series(f"{p.method} (published)", {f"{h}-hop": v / 100 for h, v in zip((1, 2, 3), p.hits1,
-                                                                                        strict=True)},
-                          {}, {}, published=True) for p in PUBLISHED]
-        chart = render_chart(series, args.results / "benchmarks.png",
-                             "MetaQA test — kgqa methods (extractive answers) vs published Hits@1")
+        series += [
+            Series(
+                f"{p.method} (published)",
+                {f"{h}-hop": v / 100 for h, v in zip((1, 2, 3), p.hits1, strict=True)},
+                {},
+                {},
+                published=True,
+            )
+            for p in PUBLISHED
+        ]
+        chart = render_chart(
+            series,
+            args.results / "benchmarks.png",
+            "MetaQA test — kgqa methods (extractive answers) vs published Hits@1",
+        )
     invocation = "python bench/benchmarks_report.py" + (f" --limit {args.limit}" if args.limit else "")
     if args.methods:
         invocation += f" --methods {args.methods}"

@@ -70,8 +70,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--kg", default="metaqa")
     ap.add_argument("--hop-range", default="auto", choices=["auto", "simple", "complex", "oracle"])
-    ap.add_argument("--hop-count-in", default="simple,complex",
-                    help="hop ranges where paths of the predicted hop count rank first ('' = never)")
+    ap.add_argument(
+        "--hop-count-in",
+        default="simple,complex",
+        help="hop ranges where paths of the predicted hop count rank first ('' = never)",
+    )
     ap.add_argument("--show-errors", type=int, default=0)
     ap.add_argument("--json", dest="json_out", help="also write the summary as JSON here")
     args = ap.parse_args()
@@ -119,22 +122,30 @@ def main() -> int:
                 ranges[evidence.metadata.get("hop_range", "?")] += 1
                 pruned += bool(evidence.metadata.get("ppr_pruned"))
                 if top not in gold_set and len(errors) < args.show_errors:
-                    errors.append(f"  {question!r} gold={gold[:3]} top={top!r} "
-                                  f"range={evidence.metadata.get('hop_range')} "
-                                  f"path={evidence.paths[0] if evidence.paths else None}")
+                    errors.append(
+                        f"  {question!r} gold={gold[:3]} top={top!r} "
+                        f"range={evidence.metadata.get('hop_range')} "
+                        f"path={evidence.paths[0] if evidence.paths else None}"
+                    )
             n = len(questions)
             row = {
-                "n": n, "hits@1": hits / n, "evidence_answer_recall": statistics.mean(recall),
+                "n": n,
+                "hits@1": hits / n,
+                "evidence_answer_recall": statistics.mean(recall),
                 "candidate_answer_recall": statistics.mean(candidate_recall),
-                "latency_ms_p50": statistics.median(latency), "latency_ms_p95": percentile(latency, 0.95),
-                "hop_range": dict(ranges), "ppr_pruned": pruned / n,
+                "latency_ms_p50": statistics.median(latency),
+                "latency_ms_p95": percentile(latency, 0.95),
+                "hop_range": dict(ranges),
+                "ppr_pruned": pruned / n,
                 "stage_ms_p50": {k: round(statistics.median(v), 1) for k, v in stages.items()},
             }
             summary[f"{hop}-hop"] = row
-            print(f"{args.split} {hop}-hop n={n}: Hits@1 {row['hits@1']:.2%}  evidence answer recall "
-                  f"{row['evidence_answer_recall']:.2%}  (candidates {row['candidate_answer_recall']:.2%})  "
-                  f"latency p50 {row['latency_ms_p50']:.0f} ms p95 {row['latency_ms_p95']:.0f} ms  "
-                  f"hop range {dict(ranges)}  PPR-pruned {row['ppr_pruned']:.0%}")
+            print(
+                f"{args.split} {hop}-hop n={n}: Hits@1 {row['hits@1']:.2%}  evidence answer recall "
+                f"{row['evidence_answer_recall']:.2%}  (candidates {row['candidate_answer_recall']:.2%})  "
+                f"latency p50 {row['latency_ms_p50']:.0f} ms p95 {row['latency_ms_p95']:.0f} ms  "
+                f"hop range {dict(ranges)}  PPR-pruned {row['ppr_pruned']:.0%}"
+            )
             print(f"    stage p50 ms: {row['stage_ms_p50']}")
             for line in errors:
                 print(line)

@@ -48,7 +48,7 @@ def add_typo(text: str, rng: random.Random) -> str:
     if len(w) < 5:
         return text
     pos = rng.randrange(1, len(w) - 1)
-    words[k] = w[:pos] + w[pos + 1:]
+    words[k] = w[:pos] + w[pos + 1 :]
     return " ".join(words)
 
 
@@ -110,9 +110,11 @@ def main() -> int:
                 any_correct += any(e.name == gold for e in linked)
             n = len(questions)
             lat = sorted(latencies)
-            print(f"{args.split} {hop}-hop n={n}: top-1 {correct / n:.2%}  in top-3 {any_correct / n:.2%}  "
-                  f"empty {empty / n:.2%}  latency p50 {statistics.median(lat):.1f} ms  "
-                  f"p95 {lat[int(0.95 * (n - 1))]:.1f} ms")
+            print(
+                f"{args.split} {hop}-hop n={n}: top-1 {correct / n:.2%}  in top-3 {any_correct / n:.2%}  "
+                f"empty {empty / n:.2%}  latency p50 {statistics.median(lat):.1f} ms  "
+                f"p95 {lat[int(0.95 * (n - 1))]:.1f} ms"
+            )
             for line in errors:
                 print(line)
     finally:

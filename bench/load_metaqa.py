@@ -28,17 +28,28 @@ KG = "metaqa_bench"
 
 def clear_private(env: dict[str, str]) -> None:
     """Drops every KG of the bench's private bulk server: neo4j-admin import needs an empty database."""
-    listing = subprocess.run([sys.executable, "-m", "kgqa.cli", "kgs", "--json"], capture_output=True,
-                             text=True, env={**os.environ, **env})
+    listing = subprocess.run(
+        [sys.executable, "-m", "kgqa.cli", "kgs", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
     for row in json.loads(listing.stdout or "[]"):
-        subprocess.run([sys.executable, "-m", "kgqa.cli", "kgs", "--drop", row["name"]], capture_output=True,
-                       env={**os.environ, **env})
+        subprocess.run(
+            [sys.executable, "-m", "kgqa.cli", "kgs", "--drop", row["name"]],
+            capture_output=True,
+            env={**os.environ, **env},
+        )
 
 
 def kgqa(*args: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
     began = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", "kgqa.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     wall = time.monotonic() - began
     if proc.returncode != 0:
         sys.exit(f"kgqa {' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
@@ -58,8 +69,9 @@ def run_bulk(data: Path, home: Path, port: int) -> dict[str, Any]:
     kgqa("server", "start", env=env)
     clear_private(env)
     try:
-        summary, wall = kgqa("load", "metaqa", "--path", str(data), "--kg", KG, "--bulk", "--force", "--json",
-                             env=env)
+        summary, wall = kgqa(
+            "load", "metaqa", "--path", str(data), "--kg", KG, "--bulk", "--force", "--json", env=env
+        )
     finally:
         kgqa("server", "stop", env=env)
     return row("bulk", summary, wall, write_phases=("parse_and_stage", "sort_and_csv", "import"))
@@ -101,12 +113,16 @@ def main() -> None:
             rows.append(run_bulk(args.path, args.bulk_home, args.bulk_port))
         else:
             sys.exit(f"unknown path {which!r}")
-    header = f"{'path':8} {'entities':>9} {'triples':>9} {'load s':>7} {'wall s':>7} {'write s':>8} " \
-             f"{'triples/s':>10} {'embed s':>8} {'index s':>8}"
+    header = (
+        f"{'path':8} {'entities':>9} {'triples':>9} {'load s':>7} {'wall s':>7} {'write s':>8} "
+        f"{'triples/s':>10} {'embed s':>8} {'index s':>8}"
+    )
     print(header)
     for r in rows:
-        print(f"{r['path']:8} {r['entities']:>9,} {r['relationships']:>9,} {r['load_s']:>7} {r['wall_s']:>7} "
-              f"{r['write_s']:>8} {r['triples_per_s'] or '-':>10,} {r['embedding_s']:>8} {r['indexes_s']:>8}")
+        print(
+            f"{r['path']:8} {r['entities']:>9,} {r['relationships']:>9,} {r['load_s']:>7} {r['wall_s']:>7} "
+            f"{r['write_s']:>8} {r['triples_per_s'] or '-':>10,} {r['embedding_s']:>8} {r['indexes_s']:>8}"
+        )
     for r in rows:
         print(f"{r['path']} phases: " + ", ".join(f"{k} {v}s" for k, v in r["phases"].items()))
     print(f"cpus: {os.cpu_count()}, load average (1 min): {os.getloadavg()[0]:.1f}")

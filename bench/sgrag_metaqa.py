@@ -51,14 +51,25 @@ def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
-def run_hop(retriever: SgragRetriever, questions: list[MetaqaQuestion], kg: str, k: int,
-            show_errors: int, free_text: bool = False) -> dict[str, Any]:
+def run_hop(
+    retriever: SgragRetriever,
+    questions: list[MetaqaQuestion],
+    kg: str,
+    k: int,
+    show_errors: int,
+    free_text: bool = False,
+) -> dict[str, Any]:
     driver = retriever.driver
     counts: Counter[str] = Counter()
     latencies: list[float] = []
     errors: list[dict[str, Any]] = []
-    known = {} if free_text else _with_retry(lambda: entity_ids_by_name(
-        driver, kg, [n for q in questions for n in bracket_names(q.question)]))
+    known = (
+        {}
+        if free_text
+        else _with_retry(
+            lambda: entity_ids_by_name(driver, kg, [n for q in questions for n in bracket_names(q.question)])
+        )
+    )
     linking: list[float] = []
     for number, q in enumerate(questions, 1):
         if free_text:  # brackets removed: the real linker finds the entity, the classifier masks its span
@@ -87,8 +98,15 @@ def run_hop(retriever: SgragRetriever, questions: list[MetaqaQuestion], kg: str,
         counts["hits1_extractive"] += bool(extractive.answers) and extractive.answers[0] in gold
         counts["over_k"] += bool(meta.get("k_exceeded_to_keep_answers"))
         if not (candidates and candidates[0] in gold) and len(errors) < show_errors:
-            errors.append({"question": q.question, "qtype": q.qtype, "predicted": meta["qtype"],
-                           "gold": sorted(gold)[:5], "candidates": candidates[:5]})
+            errors.append(
+                {
+                    "question": q.question,
+                    "qtype": q.qtype,
+                    "predicted": meta["qtype"],
+                    "gold": sorted(gold)[:5],
+                    "candidates": candidates[:5],
+                }
+            )
     n = max(1, len(questions))
     return {
         "questions": len(questions),
@@ -130,8 +148,9 @@ def warm_up(retriever: SgragRetriever, kg: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--hops", default="1,2,3")
     parser.add_argument("--limit", type=int, default=None, help="questions per hop (random sample, seeded)")
@@ -140,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kg", default="metaqa")
     parser.add_argument("--show-errors", type=int, default=5)
     parser.add_argument("--out", default=None, help="write the full report as JSON")
-    parser.add_argument("--free-text", action="store_true",
-                        help="remove the brackets and link entities with kgqa.retrieve.linking (end to end)")
+    parser.add_argument(
+        "--free-text",
+        action="store_true",
+        help="remove the brackets and link entities with kgqa.retrieve.linking (end to end)",
+    )
     args = parser.parse_args(argv)
 
     if args.split == "test":
@@ -149,26 +171,36 @@ def main(argv: list[str] | None = None) -> int:
     driver = open_driver()
     retriever = SgragRetriever(driver)
     warm_up(retriever, args.kg)
-    report: dict[str, Any] = {"split": args.split, "k": args.k, "limit": args.limit, "seed": args.seed,
-                              "free_text": args.free_text,
-                              "classifier": {key: retriever.classifiers.metadata.get(key)
-                                             for key in ("seed", "created", "holdout", "data_files")},
-                              "hops": {}}
+    report: dict[str, Any] = {
+        "split": args.split,
+        "k": args.k,
+        "limit": args.limit,
+        "seed": args.seed,
+        "free_text": args.free_text,
+        "classifier": {
+            key: retriever.classifiers.metadata.get(key)
+            for key in ("seed", "created", "holdout", "data_files")
+        },
+        "hops": {},
+    }
     began = time.perf_counter()
     for hops in [int(h) for h in args.hops.split(",")]:
-        questions = _sample(read_questions(args.split, hops, allow_test=args.split == "test"), args.limit,
-                            args.seed)
+        questions = _sample(
+            read_questions(args.split, hops, allow_test=args.split == "test"), args.limit, args.seed
+        )
         result = run_hop(retriever, questions, args.kg, args.k, args.show_errors, args.free_text)
         report["hops"][str(hops)] = result
-        print(f"{hops}-hop {args.split}: n={result['questions']}  Hits@1={100 * result['hits@1']:.2f}%  "
-              f"(extractive answerer {100 * result['hits@1_extractive_answerer']:.2f}%)  "
-              f"all gold in candidates={100 * result['all_gold_in_candidates']:.2f}%  "
-              f"qtype acc={100 * result['qtype_accuracy_classifier']:.2f}% "
-              f"(after fallback {100 * result['qtype_accuracy_after_fallback']:.2f}%)  "
-              f"hop-range acc={100 * result['hop_range_accuracy']:.2f}%  "
-              f"topic ok={100 * result['topic_entity_correct']:.2f}%  "
-              f"retrieval p50={result['retrieval_ms_p50']:.1f} ms p95={result['retrieval_ms_p95']:.1f} ms",
-              flush=True)
+        print(
+            f"{hops}-hop {args.split}: n={result['questions']}  Hits@1={100 * result['hits@1']:.2f}%  "
+            f"(extractive answerer {100 * result['hits@1_extractive_answerer']:.2f}%)  "
+            f"all gold in candidates={100 * result['all_gold_in_candidates']:.2f}%  "
+            f"qtype acc={100 * result['qtype_accuracy_classifier']:.2f}% "
+            f"(after fallback {100 * result['qtype_accuracy_after_fallback']:.2f}%)  "
+            f"hop-range acc={100 * result['hop_range_accuracy']:.2f}%  "
+            f"topic ok={100 * result['topic_entity_correct']:.2f}%  "
+            f"retrieval p50={result['retrieval_ms_p50']:.1f} ms p95={result['retrieval_ms_p95']:.1f} ms",
+            flush=True,
+        )
         for error in result["errors"]:
             print(f"    miss: {json.dumps(error, ensure_ascii=False)}")
     report["seconds"] = time.perf_counter() - began

@@ -61,46 +61,91 @@ class Gold:
     candidates: int
 
 
-def gold_for(graph: LocalGraph, index: KgIndex, topic_ids: Sequence[str], answer_ids: Sequence[int],
-             answer_names: Iterable[str], hops: int) -> Gold:
+def gold_for(
+    graph: LocalGraph,
+    index: KgIndex,
+    topic_ids: Sequence[str],
+    answer_ids: Sequence[int],
+    answer_names: Iterable[str],
+    hops: int,
+) -> Gold:
     """Gold triples: every triple on a shortest topic→answer path within ``hops`` (no candidate cap, so a
     retriever whose capped candidates miss some of them pays for it). Computed with the numpy reference of
     the candidate definition (identical to the procedure's below the cap; see the training parity check)."""
-    sub = local_subgraph(graph, [index.entity(t) for t in topic_ids], hops, include_seed=False,
-                         max_candidates=UNCAPPED)
+    sub = local_subgraph(
+        graph, [index.entity(t) for t in topic_ids], hops, include_seed=False, max_candidates=UNCAPPED
+    )
     answers_local = np.flatnonzero(np.isin(sub.entities, np.asarray(answer_ids, dtype=np.int64)))
-    labels = shortest_path_labels(sub.entities.size, sub.heads, sub.tails, sub.topics.tolist(),
-                                  answers_local.tolist())
+    labels = shortest_path_labels(
+        sub.entities.size, sub.heads, sub.tails, sub.topics.tolist(), answers_local.tolist()
+    )
     names = index.entity_names
-    triples = {(names[sub.entities[h]], index.relation_names[r], names[sub.entities[t]])
-               for h, r, t in zip(sub.heads[labels], sub.relations[labels], sub.tails[labels], strict=True)}
+    triples = {
+        (names[sub.entities[h]], index.relation_names[r], names[sub.entities[t]])
+        for h, r, t in zip(sub.heads[labels], sub.relations[labels], sub.tails[labels], strict=True)
+    }
     return Gold(triples, {normalize_answer(a) for a in answer_names}, int(answers_local.size), sub.size)
 
 
-def run_model(driver: Driver, kg: str, model: str, question: str, topic_ids: Sequence[str],
-              vector: np.ndarray, k: int, hops: int, max_candidates: int,
-              ) -> tuple[list[tuple[str, str, str, float]], float]:
-    config = {"k": k, "kg": kg, "model": model, "topicEntities": list(topic_ids),
-              "questionEmbedding": [float(x) for x in vector], "hops": hops, "maxCandidates": max_candidates}
+def run_model(
+    driver: Driver,
+    kg: str,
+    model: str,
+    question: str,
+    topic_ids: Sequence[str],
+    vector: np.ndarray,
+    k: int,
+    hops: int,
+    max_candidates: int,
+) -> tuple[list[tuple[str, str, str, float]], float]:
+    config = {
+        "k": k,
+        "kg": kg,
+        "model": model,
+        "topicEntities": list(topic_ids),
+        "questionEmbedding": [float(x) for x in vector],
+        "hops": hops,
+        "maxCandidates": max_candidates,
+    }
     began = time.perf_counter()
-    records, _, _ = driver.execute_query(RETRIEVE_QUERY, question=question_text(question), config=config,
-                                         routing_=RoutingControl.READ)
+    records, _, _ = driver.execute_query(
+        RETRIEVE_QUERY, question=question_text(question), config=config, routing_=RoutingControl.READ
+    )
     ms = (time.perf_counter() - began) * 1000
     return [(r["head"], r["relation"], r["tail"], float(r["score"])) for r in records], ms
 
 
-def run_cosine(driver: Driver, kg: str, topic_ids: Sequence[str], vector: np.ndarray, k: int, hops: int,
-               max_candidates: int) -> tuple[list[tuple[str, str, str, float]], float]:
+def run_cosine(
+    driver: Driver,
+    kg: str,
+    topic_ids: Sequence[str],
+    vector: np.ndarray,
+    k: int,
+    hops: int,
+    max_candidates: int,
+) -> tuple[list[tuple[str, str, str, float]], float]:
     began = time.perf_counter()
-    records, _, _ = driver.execute_query(COSINE_QUERY, kg=kg, topicIds=list(topic_ids), hops=hops,
-                                         maxCandidates=max_candidates, q=[float(x) for x in vector], k=k,
-                                         routing_=RoutingControl.READ)
+    records, _, _ = driver.execute_query(
+        COSINE_QUERY,
+        kg=kg,
+        topicIds=list(topic_ids),
+        hops=hops,
+        maxCandidates=max_candidates,
+        q=[float(x) for x in vector],
+        k=k,
+        routing_=RoutingControl.READ,
+    )
     ms = (time.perf_counter() - began) * 1000
     return [(r["head"], r["relation"], r["tail"], float(r["score"])) for r in records], ms
 
 
-def question_metrics(rows: Sequence[tuple[str, str, str, float]], gold: Gold, topic_names: Sequence[str],
-                     ks: Sequence[int], leaf_rule: bool) -> dict[str, float | None]:
+def question_metrics(
+    rows: Sequence[tuple[str, str, str, float]],
+    gold: Gold,
+    topic_names: Sequence[str],
+    ks: Sequence[int],
+    leaf_rule: bool,
+) -> dict[str, float | None]:
     triplets, scores = dedup_scored(rows)
     topics = set(topic_names)
     out: dict[str, float | None] = {}
@@ -111,8 +156,9 @@ def question_metrics(rows: Sequence[tuple[str, str, str, float]], gold: Gold, to
         out[f"triple_recall@{k}"] = len(gold.triples & set(top)) / len(gold.triples) if gold.triples else None
         out[f"triple_ceiling@{k}"] = min(1.0, k / len(gold.triples)) if gold.triples else None
         out[f"answer_recall@{k}"] = len(gold.answers & entities) / len(gold.answers) if gold.answers else None
-        out[f"hits1_top@{k}"] = float(first_entity is not None
-                                      and normalize_answer(first_entity) in gold.answers)
+        out[f"hits1_top@{k}"] = float(
+            first_entity is not None and normalize_answer(first_entity) in gold.answers
+        )
         if leaf_rule:
             names, values = answer_candidates(top, scores[:k], topic_names)
             out[f"hits1_leaf@{k}"] = float(bool(names) and normalize_answer(names[0]) in gold.answers)
@@ -142,7 +188,9 @@ class Tally:
         for (group, method), bucket in self.values.items():
             lat = self.latency.get((group, method), [])
             out[f"{group}|{method}"] = {
-                "group": group, "method": method, "n": len(lat),
+                "group": group,
+                "method": method,
+                "n": len(lat),
                 **{k: round(statistics.fmean(v), 4) for k, v in sorted(bucket.items())},
                 "latency_p50_ms": round(float(np.percentile(lat, 50)), 1) if lat else None,
                 "latency_p95_ms": round(float(np.percentile(lat, 95)), 1) if lat else None,
@@ -167,9 +215,13 @@ def markdown_table(summary: dict[str, dict[str, Any]], ks: Sequence[int], answer
         cells = [row["group"], row["method"], str(row["n"])]
         for k in ks:
             cells += [cell(row, f"triple_recall@{k}"), cell(row, f"answer_recall@{k}")]
-        cells += [cell(row, f"hits1_top@{answer_k}"), cell(row, f"hits1_leaf@{answer_k}"),
-                  cell(row, f"answer_f1_leaf@{answer_k}"), cell(row, "latency_p50_ms"),
-                  cell(row, "latency_p95_ms")]
+        cells += [
+            cell(row, f"hits1_top@{answer_k}"),
+            cell(row, f"hits1_leaf@{answer_k}"),
+            cell(row, f"answer_f1_leaf@{answer_k}"),
+            cell(row, "latency_p50_ms"),
+            cell(row, "latency_p95_ms"),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -190,7 +242,11 @@ def throughput(call: Callable[[int], Any], n: int, clients: int) -> dict[str, fl
     with ThreadPoolExecutor(max_workers=clients) as pool:
         list(pool.map(one, range(n)))
     seconds = time.perf_counter() - began
-    return {"clients": clients, "questions": n, "seconds": round(seconds, 2),
-            "questions_per_second": round(n / seconds, 2),
-            "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
-            "latency_p95_ms": round(float(np.percentile(latencies, 95)), 1)}
+    return {
+        "clients": clients,
+        "questions": n,
+        "seconds": round(seconds, 2),
+        "questions_per_second": round(n / seconds, 2),
+        "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
+        "latency_p95_ms": round(float(np.percentile(latencies, 95)), 1),
+    }

@@ -51,8 +51,12 @@ def main() -> int:
     ap.add_argument("--max-candidates", type=int, default=20000)
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--throughput-questions", type=int, default=200)
-    ap.add_argument("--text-only-questions", type=int, default=50,
-                    help="per hop: latency of the call with nothing but the question text")
+    ap.add_argument(
+        "--text-only-questions",
+        type=int,
+        default=50,
+        help="per hop: latency of the call with nothing but the question text",
+    )
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--data", type=Path, default=None, help="MetaQA folder (default ../shared/data/metaqa)")
     ap.add_argument("--out", type=Path, default=None, help="write the summary as JSON")
@@ -79,8 +83,11 @@ def main() -> int:
             order = rng.permutation(len(group))[: args.limit]
             picked += [group[i] for i in sorted(order)]
         questions = picked
-    print(f"MetaQA {args.split}{' holdout' if args.split == 'dev' else ''}: {len(questions)} questions, "
-          f"models {models}, cosine {'off' if args.no_cosine else 'on'}", file=sys.stderr)
+    print(
+        f"MetaQA {args.split}{' holdout' if args.split == 'dev' else ''}: {len(questions)} questions, "
+        f"models {models}, cosine {'off' if args.no_cosine else 'on'}",
+        file=sys.stderr,
+    )
 
     driver = open_driver()
     index = load_kg_index(driver, args.kg)
@@ -100,8 +107,9 @@ def main() -> int:
         gold = gold_for(graph, index, topic_ids, question_ids(index, q.answers), q.answers, hops)
         ceiling.setdefault(group, []).append(gold.answers_in_candidates / max(1, len(set(q.answers))))
         for model in models:
-            rows, ms = run_model(driver, args.kg, model, q.text, topic_ids, vectors[i], max(ks), hops,
-                                 args.max_candidates)
+            rows, ms = run_model(
+                driver, args.kg, model, q.text, topic_ids, vectors[i], max(ks), hops, args.max_candidates
+            )
             tally.add(group, model, question_metrics(rows, gold, list(q.topics), ks, leaf_rule=True), ms)
         if not args.no_cosine:
             rows, ms = run_cosine(driver, args.kg, topic_ids, vectors[i], max(ks), hops, args.max_candidates)
@@ -119,8 +127,17 @@ def main() -> int:
             def call(j: int, chosen: list = chosen, hop: int = hop) -> None:  # type: ignore[type-arg]
                 i, q = chosen[j]
                 topic_ids = [index.entity_ids[t] for t in question_ids(index, q.topics)]
-                run_model(driver, args.kg, models[0], q.text, topic_ids, vectors[i], 100,
-                          candidate_hops(base_hops, hop), args.max_candidates)
+                run_model(
+                    driver,
+                    args.kg,
+                    models[0],
+                    q.text,
+                    topic_ids,
+                    vectors[i],
+                    100,
+                    candidate_hops(base_hops, hop),
+                    args.max_candidates,
+                )
 
             concurrency[f"{hop}-hop"] = throughput(call, len(chosen), args.clients)
 
@@ -132,35 +149,57 @@ def main() -> int:
             latencies = []
             for q in chosen_q:
                 began_q = time.perf_counter()
-                driver.execute_query("CALL kgqa.subgraphrag.retrieve($q, {k: 100, kg: $kg, model: $model, "
-                                     "hops: $hops}) YIELD head RETURN count(*) AS n", q=q.text, kg=args.kg,
-                                     model=models[0], hops=candidate_hops(base_hops, hop))
+                driver.execute_query(
+                    "CALL kgqa.subgraphrag.retrieve($q, {k: 100, kg: $kg, model: $model, "
+                    "hops: $hops}) YIELD head RETURN count(*) AS n",
+                    q=q.text,
+                    kg=args.kg,
+                    model=models[0],
+                    hops=candidate_hops(base_hops, hop),
+                )
                 latencies.append((time.perf_counter() - began_q) * 1000)
             if latencies:
-                text_only[f"{hop}-hop"] = {"n": len(latencies),
-                                           "p50_ms": round(float(np.percentile(latencies, 50)), 1),
-                                           "p95_ms": round(float(np.percentile(latencies, 95)), 1)}
+                text_only[f"{hop}-hop"] = {
+                    "n": len(latencies),
+                    "p50_ms": round(float(np.percentile(latencies, 50)), 1),
+                    "p95_ms": round(float(np.percentile(latencies, 95)), 1),
+                }
     driver.close()
 
     print(markdown_table(summary, ks))
-    print("\nanswer coverage of the full candidate set (ceiling of answer recall): " +
-          ", ".join(f"{g} {np.mean(v):.3f}" for g, v in sorted(ceiling.items())))
+    print(
+        "\nanswer coverage of the full candidate set (ceiling of answer recall): "
+        + ", ".join(f"{g} {np.mean(v):.3f}" for g, v in sorted(ceiling.items()))
+    )
     print(f"\nthroughput, {args.clients} concurrent clients, model {models[0] if models else '-'}, k=100:")
     for group, row in concurrency.items():
-        print(f"  {group}: {row['questions_per_second']} q/s (p50 {row['latency_p50_ms']} ms, "
-              f"p95 {row['latency_p95_ms']} ms over {row['questions']} questions)")
+        print(
+            f"  {group}: {row['questions_per_second']} q/s (p50 {row['latency_p50_ms']} ms, "
+            f"p95 {row['latency_p95_ms']} ms over {row['questions']} questions)"
+        )
     if text_only:
-        print("\nquestion text only (linking + embedding + scoring in the DB), k=100, sequential: " +
-              ", ".join(f"{g} p50 {r['p50_ms']} ms p95 {r['p95_ms']} ms (n={r['n']})"
-                        for g, r in text_only.items()))
+        print(
+            "\nquestion text only (linking + embedding + scoring in the DB), k=100, sequential: "
+            + ", ".join(
+                f"{g} p50 {r['p50_ms']} ms p95 {r['p95_ms']} ms (n={r['n']})" for g, r in text_only.items()
+            )
+        )
     ceilings = {row["group"]: row.get("triple_ceiling@100") for row in summary.values()}
-    print("triple recall@100 ceiling (min(1, 100/|gold|)): " +
-          ", ".join(f"{g} {v:.3f}" for g, v in sorted(ceilings.items()) if v is not None))
+    print(
+        "triple recall@100 ceiling (min(1, 100/|gold|)): "
+        + ", ".join(f"{g} {v:.3f}" for g, v in sorted(ceilings.items()) if v is not None)
+    )
     print(f"\n{time.perf_counter() - began:.0f}s", file=sys.stderr)
     if args.out:
-        payload = {"split": args.split, "ks": ks, "models": {m: metas[m] for m in models}, "summary": summary,
-                   "answer_ceiling": {g: float(np.mean(v)) for g, v in ceiling.items()},
-                   "throughput": concurrency, "text_only_latency": text_only}
+        payload = {
+            "split": args.split,
+            "ks": ks,
+            "models": {m: metas[m] for m in models},
+            "summary": summary,
+            "answer_ceiling": {g: float(np.mean(v)) for g, v in ceiling.items()},
+            "throughput": concurrency,
+            "text_only_latency": text_only,
+        }
         args.out.write_text(json.dumps(payload, indent=2))
     return 0
 

@@ -88,25 +88,42 @@ def main() -> int:
         ceiling.append(min(1.0, gold.answers_in_candidates and len(in_candidates) / max(1, n_answers)))
         topic_names = [index.entity_names[index.entity(t)] for t in topic_ids]
         for model in models:
-            rows, ms = run_model(driver, args.kg, model, q.question, topic_ids, vectors[i], max(ks),
-                                 args.hops, args.max_candidates)
+            rows, ms = run_model(
+                driver,
+                args.kg,
+                model,
+                q.question,
+                topic_ids,
+                vectors[i],
+                max(ks),
+                args.hops,
+                args.max_candidates,
+            )
             tally.add("webqsp", model, question_metrics(rows, gold, topic_names, ks, leaf_rule=True), ms)
         if not args.no_cosine:
-            rows, ms = run_cosine(driver, args.kg, topic_ids, vectors[i], max(ks), args.hops,
-                                  args.max_candidates)
+            rows, ms = run_cosine(
+                driver, args.kg, topic_ids, vectors[i], max(ks), args.hops, args.max_candidates
+            )
             tally.add("webqsp", COSINE, question_metrics(rows, gold, topic_names, ks, leaf_rule=False), ms)
     driver.close()
     summary = tally.summary()
     print(markdown_table(summary, ks))
-    print(f"\nquestions: {len(dataset.questions)} with answers, {unlinked} without a topic entity in KG "
-          f"{args.kg!r} (skipped); answer ceiling (answers present anywhere in the candidates): "
-          f"{np.mean(ceiling) if ceiling else float('nan'):.3f}")
+    print(
+        f"\nquestions: {len(dataset.questions)} with answers, {unlinked} without a topic entity in KG "
+        f"{args.kg!r} (skipped); answer ceiling (answers present anywhere in the candidates): "
+        f"{np.mean(ceiling) if ceiling else float('nan'):.3f}"
+    )
     print(f"reference: SubgraphRAG published answer recall@100 on WebQSP = {PUBLISHED_ANSWER_RECALL_AT_100}")
     print(f"\n{time.perf_counter() - began:.0f}s", file=sys.stderr)
     if args.out:
-        payload = {"kg": args.kg, "ks": ks, "summary": summary, "unlinked": unlinked,
-                   "answer_ceiling": float(np.mean(ceiling)) if ceiling else None,
-                   "published_answer_recall@100": PUBLISHED_ANSWER_RECALL_AT_100}
+        payload = {
+            "kg": args.kg,
+            "ks": ks,
+            "summary": summary,
+            "unlinked": unlinked,
+            "answer_ceiling": float(np.mean(ceiling)) if ceiling else None,
+            "published_answer_recall@100": PUBLISHED_ANSWER_RECALL_AT_100,
+        }
         args.out.write_text(json.dumps(payload, indent=2))
     return 0
 

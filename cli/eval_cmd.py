@@ -23,36 +23,90 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
 
 @click.command("eval")
 @click.argument("dataset", type=click.Choice(DATASETS))
-@click.option("--split", type=click.Choice(["dev", "test"]),
-              help="Benchmark split (default dev for metaqa; WebQSP and CWQ have test only).")
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test"]),
+    help="Benchmark split (default dev for metaqa; WebQSP and CWQ have test only).",
+)
 @click.option("--hops", callback=_hops, metavar="1,2,3", help="MetaQA hop subsets (default all).")
-@click.option("--limit", type=click.IntRange(min=1), metavar="N",
-              help="A sample of N questions drawn with --seed (for MetaQA spread evenly over the hops).")
-@click.option("--method", "method", metavar="M",
-              help="Retrieval method: sgrag, frag, subgraphrag, simgrag, gsr, cosine, or module:Class "
-                   "(default sgrag for metaqa, subgraphrag otherwise).")
-@click.option("--llm", default="none", show_default=True, metavar="NAME",
-              help="Answerer: none for the extractive answerer, else a model at OPENAI_BASE_URL.")
-@click.option("-k", "--k", "k", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Evidence size (triplets) the method may return.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="A sample of N questions drawn with --seed (for MetaQA spread evenly over the hops).",
+)
+@click.option(
+    "--method",
+    "method",
+    metavar="M",
+    help="Retrieval method: sgrag, frag, subgraphrag, simgrag, gsr, cosine, or module:Class "
+    "(default sgrag for metaqa, subgraphrag otherwise).",
+)
+@click.option(
+    "--llm",
+    default="none",
+    show_default=True,
+    metavar="NAME",
+    help="Answerer: none for the extractive answerer, else a model at OPENAI_BASE_URL.",
+)
+@click.option(
+    "-k",
+    "--k",
+    "k",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Evidence size (triplets) the method may return.",
+)
 @click.option("--kg", metavar="NAME", help="KG to query (default metaqa, or freebase for webqsp/cwq).")
-@click.option("--path", "path", type=click.Path(file_okay=False, path_type=Path),
-              help="The dataset folder (default ../shared/data/DATASET or $KGQA_SHARED_DATA/DATASET).")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Report JSON; the .jsonl, .md and .png go next to it "
-                   "(default eval-results/DATASET-SPLIT-METHOD-LLM-kK.json).")
-@click.option("--resume/--no-resume", default=True, show_default=True,
-              help="Continue the run in --out's JSONL, skipping questions already answered.")
+@click.option(
+    "--path",
+    "path",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The dataset folder (default ../shared/data/DATASET or $KGQA_SHARED_DATA/DATASET).",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Report JSON; the .jsonl, .md and .png go next to it "
+    "(default eval-results/DATASET-SPLIT-METHOD-LLM-kK.json).",
+)
+@click.option(
+    "--resume/--no-resume",
+    default=True,
+    show_default=True,
+    help="Continue the run in --out's JSONL, skipping questions already answered.",
+)
 @click.option("--retry-errors", is_flag=True, help="When resuming, answer again the questions that failed.")
-@click.option("--seed", type=int, default=0, show_default=True, 
-              help="Seed for the --limit sample and for python/numpy (and torch if loaded).")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed for the --limit sample and for python/numpy (and torch if loaded).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-chart", is_flag=True, help="Skip the PNG chart.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report JSON instead of the table.")
-def eval_command(dataset: str, split: str | None, hops: tuple[int, ...] | None, limit: int | None,
-                 method: str | None, llm: str, k: int, kg: str | None, path: Path | None, out: Path | None,
-                 resume: bool, retry_errors: bool, seed: int, no_progress: bool, no_chart: bool,
-                 as_json: bool) -> None:
+def eval_command(
+    dataset: str,
+    split: str | None,
+    hops: tuple[int, ...] | None,
+    limit: int | None,
+    method: str | None,
+    llm: str,
+    k: int,
+    kg: str | None,
+    path: Path | None,
+    out: Path | None,
+    resume: bool,
+    retry_errors: bool,
+    seed: int,
+    no_progress: bool,
+    no_chart: bool,
+    as_json: bool,
+) -> None:
     """Evaluate a method on a KGQA benchmark: Hits@1, Hit, F1s, recalls, latency -> JSON/JSONL/MD/PNG."""
     import json
 
@@ -62,9 +116,23 @@ def eval_command(dataset: str, split: str | None, hops: tuple[int, ...] | None, 
         split = "dev" if dataset == "metaqa" else "test"
     if dataset != "metaqa" and split != "test":
         raise KgqaError(f"{dataset} has only a test split here")
-    config = EvalConfig(dataset=dataset, split=split, hops=hops, limit=limit, method=method, llm=llm, k=k,
-                        kg=kg, path=path, out=out, resume=resume, retry_errors=retry_errors, seed=seed,
-                        progress=not no_progress, chart=not no_chart)
+    config = EvalConfig(
+        dataset=dataset,
+        split=split,
+        hops=hops,
+        limit=limit,
+        method=method,
+        llm=llm,
+        k=k,
+        kg=kg,
+        path=path,
+        out=out,
+        resume=resume,
+        retry_errors=retry_errors,
+        seed=seed,
+        progress=not no_progress,
+        chart=not no_chart,
+    )
     report = run_eval(config)
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, default=str))
@@ -73,5 +141,7 @@ def eval_command(dataset: str, split: str | None, hops: tuple[int, ...] | None, 
 
     click.echo(render_markdown(report))
     outputs = report["outputs"]
-    click.echo(f"report {outputs['report']}\nper-question {outputs['jsonl']}\nmarkdown {outputs['markdown']}"
-               + (f"\nchart {outputs['chart']}" if not no_chart else ""))
+    click.echo(
+        f"report {outputs['report']}\nper-question {outputs['jsonl']}\nmarkdown {outputs['markdown']}"
+        + (f"\nchart {outputs['chart']}" if not no_chart else "")
+    )

@@ -19,12 +19,25 @@ def _emit(status: LLMServerStatus, as_json: bool, text: str) -> None:
 
 
 @llm.command()
-@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(1, 65535),
-              help="Port on 127.0.0.1.")
-@click.option("--model", "model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A GGUF file to serve instead of the packaged SmolLM2-135M-Instruct.")
-@click.option("--threads", type=click.IntRange(1, 256), default=None,
-              help="CPU threads for generation (default: KGQA_LLM_THREADS, else half the cores).")
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    help="Port on 127.0.0.1.",
+)
+@click.option(
+    "--model",
+    "model",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A GGUF file to serve instead of the packaged SmolLM2-135M-Instruct.",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="CPU threads for generation (default: KGQA_LLM_THREADS, else half the cores).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def serve(port: int, model: Path | None, threads: int | None, as_json: bool) -> None:
     """Start the server in the background (a no-op when it runs already)."""
@@ -32,8 +45,10 @@ def serve(port: int, model: Path | None, threads: int | None, as_json: bool) -> 
     if status.already_running:
         text = f"the LLM server is already running at {status.url} (pid {status.pid})"
     else:
-        text = (f"serving {status.alias} at {status.url} (pid {status.pid}) in {status.seconds:.1f}s\n"
-                f"use it with: kgqa ask \"...\" --llm {status.alias}   (OPENAI_BASE_URL={status.url})")
+        text = (
+            f"serving {status.alias} at {status.url} (pid {status.pid}) in {status.seconds:.1f}s\n"
+            f'use it with: kgqa ask "..." --llm {status.alias}   (OPENAI_BASE_URL={status.url})'
+        )
     _emit(status, as_json, text)
 
 
@@ -44,8 +59,10 @@ def status(as_json: bool) -> None:
     current = LocalLLMServer().status()
     if current.running:
         health = "answering" if current.responding else "not answering yet"
-        text = (f"the LLM server is running at {current.url} (pid {current.pid}, {health})\n"
-                f"  model {current.model}")
+        text = (
+            f"the LLM server is running at {current.url} (pid {current.pid}, {health})\n"
+            f"  model {current.model}"
+        )
     else:
         text = "the LLM server is not running"
     _emit(current, as_json, text)

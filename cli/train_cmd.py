@@ -14,28 +14,60 @@ def train() -> None:
 
 @train.command("subgraphrag")
 @click.option("--kg", default="metaqa", show_default=True, help="KG whose stored embeddings the model reads.")
-@click.option("--name", default="default", show_default=True,
-              help="Model name: installed at <KGQA_HOME>/models/subgraphrag/<name>/.")
+@click.option(
+    "--name",
+    default="default",
+    show_default=True,
+    help="Model name: installed at <KGQA_HOME>/models/subgraphrag/<name>/.",
+)
 @click.option("--hops", default=2, show_default=True, type=int, help="Candidate radius at inference.")
-@click.option("--include-seed/--no-include-seed", default=True, show_default=True,
-              help="Put the DDE seed one-hot s0 in the entity code (the paper does; its shipped config not).")
+@click.option(
+    "--include-seed/--no-include-seed",
+    default=True,
+    show_default=True,
+    help="Put the DDE seed one-hot s0 in the entity code (the paper does; its shipped config not).",
+)
 @click.option("--epochs", default=12, show_default=True, type=int, help="Maximum epochs (early stopping).")
 @click.option("--limit", default=None, type=int, help="Training questions per hop (quick runs, tests).")
 @click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
 @click.option("--negatives", default=256, show_default=True, type=int, help="Sampled negatives per question.")
 @click.option("--seed", default=13, show_default=True, type=int, help="Seed of the split, sampling and init.")
-@click.option("--max-candidates", default=20000, show_default=True, type=int,
-              help="Candidate cap per question.")
-@click.option("--source", type=click.Choice(["auto", "db", "local"]), default="auto", show_default=True,
-              help="Candidates + DDE: kgqa.subgraphrag.candidates for every question (db), the numpy "
-                   "reference (local), or the reference once a sample shows the procedure agrees (auto).")
-@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False), default=None,
-              help="MetaQA folder (default ../shared/data/metaqa).")
+@click.option(
+    "--max-candidates", default=20000, show_default=True, type=int, help="Candidate cap per question."
+)
+@click.option(
+    "--source",
+    type=click.Choice(["auto", "db", "local"]),
+    default="auto",
+    show_default=True,
+    help="Candidates + DDE: kgqa.subgraphrag.candidates for every question (db), the numpy "
+    "reference (local), or the reference once a sample shows the procedure agrees (auto).",
+)
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="MetaQA folder (default ../shared/data/metaqa).",
+)
 @click.option("--threads", default=1, show_default=True, type=int, help="torch threads.")
 @click.option("--json", "as_json", is_flag=True, help="Print the installed model's meta.json.")
-def subgraphrag(kg: str, name: str, hops: int, include_seed: bool, epochs: int, limit: int | None,
-                hidden: int, negatives: int, seed: int, max_candidates: int, source: str,
-                data_dir: str | None, threads: int, as_json: bool) -> None:
+def subgraphrag(
+    kg: str,
+    name: str,
+    hops: int,
+    include_seed: bool,
+    epochs: int,
+    limit: int | None,
+    hidden: int,
+    negatives: int,
+    seed: int,
+    max_candidates: int,
+    source: str,
+    data_dir: str | None,
+    threads: int,
+    as_json: bool,
+) -> None:
     """Train SubgraphRAG's triple scorer on MetaQA dev (never test) and install it as an ONNX model."""
     from pathlib import Path
 
@@ -48,13 +80,27 @@ def subgraphrag(kg: str, name: str, hops: int, include_seed: bool, epochs: int, 
         raise KgqaError(f"training needs {exc.name}; install the extra: pip install 'kgqa[train]'") from None
     if not name or "/" in name or name.startswith("."):
         raise KgqaError(f"--name must be a plain directory name, got {name!r}")
-    config = TrainConfig(kg=kg, name=name, hops=hops, include_seed=include_seed, epochs=epochs, limit=limit,
-                         hidden=hidden, negatives=negatives, seed=seed, max_candidates=max_candidates,
-                         source=source, data_dir=Path(data_dir) if data_dir else None, threads=threads)
+    config = TrainConfig(
+        kg=kg,
+        name=name,
+        hops=hops,
+        include_seed=include_seed,
+        epochs=epochs,
+        limit=limit,
+        hidden=hidden,
+        negatives=negatives,
+        seed=seed,
+        max_candidates=max_candidates,
+        source=source,
+        data_dir=Path(data_dir) if data_dir else None,
+        threads=threads,
+    )
     with driver_session() as driver:
         result = train_subgraphrag(driver, config, log=lambda msg: click.echo(f"kgqa: {msg}", err=True))
     if as_json:
         click.echo(json.dumps(result.meta, indent=2, sort_keys=True))
     else:
-        click.echo(f"model {name!r} installed at {result.directory} "
-                   f"(validation triple recall@100 {result.meta['best_dev_recall@100']:.3f})")
+        click.echo(
+            f"model {name!r} installed at {result.directory} "
+            f"(validation triple recall@100 {result.meta['best_dev_recall@100']:.3f})"
+        )

@@ -16,5 +16,14 @@ from kgqa.evaluation.metrics import (
     score_answers,
 )
 
-__all__ = ["AnswerScores", "aggregate", "answer_matching_rate", "evidence_answer_recall",
-           "evidence_triple_recall", "latency_summary", "normalize_answer", "percentile", "score_answers"]
+__all__ = [
+    "AnswerScores",
+    "aggregate",
+    "answer_matching_rate",
+    "evidence_answer_recall",
+    "evidence_triple_recall",
+    "latency_summary",
+    "normalize_answer",
+    "percentile",
+    "score_answers",
+]

@@ -94,8 +94,15 @@ def retriever_class(method: str) -> type:
         if cls is None:
             raise MethodUnavailable(method, module_name, f"it defines no {class_name}")
         return cls  # type: ignore[no-any-return]
-    found = [obj for obj in vars(module).values() if inspect.isclass(obj) and issubclass(obj, Retriever)
-             and obj is not Retriever and obj.__module__ == module.__name__ and not inspect.isabstract(obj)]
+    found = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, Retriever)
+        and obj is not Retriever
+        and obj.__module__ == module.__name__
+        and not inspect.isabstract(obj)
+    ]
     if len(found) != 1:
         raise MethodUnavailable(method, module_name, f"expected one Retriever class, found {len(found)}")
     return found[0]

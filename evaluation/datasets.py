@@ -73,8 +73,14 @@ def shared_data_dir() -> Path:
     return repo_root().parent / "shared" / "data"
 
 
-def load_dataset(name: str, split: str, path: Path | None = None, hops: Sequence[int] | None = None,
-                 limit: int | None = None, seed: int = 0) -> Dataset:
+def load_dataset(
+    name: str,
+    split: str,
+    path: Path | None = None,
+    hops: Sequence[int] | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+) -> Dataset:
     """The questions of ``name``/``split``, in file order.
 
     With ``limit``, a sample of that many drawn with ``seed`` (the files are grouped by question type, so the
@@ -97,6 +103,7 @@ def load_dataset(name: str, split: str, path: Path | None = None, hops: Sequence
 
 
 # --- MetaQA -------------------------------------------------------------------------------------------------
+
 
 def _no_gold(_question: EvalQuestion) -> list[Triplet] | None:
     return None
@@ -127,8 +134,9 @@ def topic_of(question: str) -> str | None:
     return found.group(1).strip() if found else None
 
 
-def read_metaqa(root: Path, split: str, hops: Sequence[int], limit: int | None = None,
-                seed: int = 0) -> Dataset:
+def read_metaqa(
+    root: Path, split: str, hops: Sequence[int], limit: int | None = None, seed: int = 0
+) -> Dataset:
     bad = [h for h in hops if h not in METAQA_HOPS]
     if bad:
         raise KgqaError(f"MetaQA has 1, 2 and 3 hops, not {bad}")
@@ -143,8 +151,10 @@ def read_metaqa(root: Path, split: str, hops: Sequence[int], limit: int | None =
         qtype_file = root / f"{hop}-hop" / f"qa_{split}_qtype.txt"
         qtypes = _read_lines(qtype_file) if qtype_file.is_file() else []
         if qtypes and len(qtypes) != len(lines):
-            notes.append(f"{qtype_file.name} ({hop}-hop) has {len(qtypes)} lines for {len(lines)} questions; "
-                         "question types not used")
+            notes.append(
+                f"{qtype_file.name} ({hop}-hop) has {len(qtypes)} lines for {len(lines)} questions; "
+                "question types not used"
+            )
             qtypes = []
         paths = _relation_paths(root, split, hop, lines, notes)
         for index in sample_indices(len(lines), cap, seed):
@@ -154,12 +164,19 @@ def read_metaqa(root: Path, split: str, hops: Sequence[int], limit: int | None =
             text, _, answer_field = line.partition("\t")
             answers = tuple(a.strip() for a in answer_field.split("|") if a.strip())
             topic = topic_of(text)
-            questions.append(EvalQuestion(
-                id=f"metaqa-{split}-{hop}hop-{index + 1:05d}", dataset="metaqa", split=split,
-                question=text.strip(),
-                answers=answers, hops=hop, qtype=qtypes[index].strip() if qtypes else None,
-                topic_entities=((topic, topic),) if topic else (),
-                relation_path=paths[index] if paths else None))
+            questions.append(
+                EvalQuestion(
+                    id=f"metaqa-{split}-{hop}hop-{index + 1:05d}",
+                    dataset="metaqa",
+                    split=split,
+                    question=text.strip(),
+                    answers=answers,
+                    hops=hop,
+                    qtype=qtypes[index].strip() if qtypes else None,
+                    topic_entities=((topic, topic),) if topic else (),
+                    relation_path=paths[index] if paths else None,
+                )
+            )
     kb = _MetaqaKB.find(root)
     if kb is None:
         notes.append("no kb_dedup.txt/kb.txt: evidence triple recall not computed")
@@ -168,14 +185,17 @@ def read_metaqa(root: Path, split: str, hops: Sequence[int], limit: int | None =
         if not any(q.relation_path for q in questions):
             notes.append("no BeamQA relation paths for this split: evidence triple recall not computed")
         else:
-            notes.append("gold triples: the KB triples on BeamQA's annotated relation path from the topic "
-                         "entity to the gold answers, never passing back through the topic entity")
+            notes.append(
+                "gold triples: the KB triples on BeamQA's annotated relation path from the topic "
+                "entity to the gold answers, never passing back through the topic entity"
+            )
         gold = kb.gold_triples_for
     return Dataset("metaqa", split, root, questions, notes, {}, gold)
 
 
-def _relation_paths(root: Path, split: str, hop: int, lines: list[str],
-                    notes: list[str]) -> list[tuple[str, ...] | None] | None:
+def _relation_paths(
+    root: Path, split: str, hop: int, lines: list[str], notes: list[str]
+) -> list[tuple[str, ...] | None] | None:
     name = {"dev": "valid", "test": "test"}[split]
     path = root / "with_relation_paths_beamqa" / f"{name}_{hop}hop.txt"
     if not path.is_file():
@@ -194,8 +214,9 @@ def _relation_paths(root: Path, split: str, hop: int, lines: list[str],
             mismatched += 1
             out.append(None)
     if mismatched:
-        notes.append(f"{path.name}: {mismatched} lines do not align with the questions; "
-                     "no gold triples for them")
+        notes.append(
+            f"{path.name}: {mismatched} lines do not align with the questions; no gold triples for them"
+        )
     return out
 
 
@@ -245,11 +266,17 @@ class _MetaqaKB:
             edges: list[tuple[Triplet, str, str]] = []
             for node in frontier:
                 if inverse:
-                    edges.extend(((other, rel, node), node, other) for other in self.inc.get((node, rel), ())
-                                 if other != topic)
+                    edges.extend(
+                        ((other, rel, node), node, other)
+                        for other in self.inc.get((node, rel), ())
+                        if other != topic
+                    )
                 else:
-                    edges.extend(((node, rel, other), node, other) for other in self.out.get((node, rel), ())
-                                 if other != topic)
+                    edges.extend(
+                        ((node, rel, other), node, other)
+                        for other in self.out.get((node, rel), ())
+                        if other != topic
+                    )
             layers.append(edges)
             frontier = {to for _t, _f, to in edges}
         gold = {normalize_answer(a) for a in answers}
@@ -263,6 +290,7 @@ class _MetaqaKB:
 
 
 # --- WebQSP and CWQ -----------------------------------------------------------------------------------------
+
 
 def _load_json_records(path: Path) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8").strip()
@@ -310,16 +338,30 @@ def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
             continue
         text = str(rec["RawQuestion"])
         topics = tuple((str(k), str(v)) for k, v in dict(rec.get("topic_entity") or {}).items())
-        questions.append(EvalQuestion(id=str(rec["QuestionId"]), dataset="webqsp", split="test",
-                                      question=text, answers=answers, hops=chains.get(_question_key(text)),
-                                      topic_entities=topics))
+        questions.append(
+            EvalQuestion(
+                id=str(rec["QuestionId"]),
+                dataset="webqsp",
+                split="test",
+                question=text,
+                answers=answers,
+                hops=chains.get(_question_key(text)),
+                topic_entities=topics,
+            )
+        )
     questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
     triples = _gpt_triples(root / "subgraphrag_gpt_triples_webqsp_test.json")
     if triples is None:
         notes = ["no subgraphrag_gpt_triples_webqsp_test.json: evidence triple recall not computed"]
-    return Dataset("webqsp", "test", root, questions, notes,
-                   {"no gold answer": skipped} if skipped else {},
-                   (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None))
+    return Dataset(
+        "webqsp",
+        "test",
+        root,
+        questions,
+        notes,
+        {"no gold answer": skipped} if skipped else {},
+        (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None),
+    )
 
 
 def read_cwq(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
@@ -332,26 +374,46 @@ def read_cwq(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
     if original.is_file():
         for rec in _load_json_records(original):
             mids[str(rec["ID"])] = tuple(str(a) for a in rec.get("answer") or [])
-    notes = ["gold answers: ToG's one answer name per question (the original mids are kept as answer_ids)",
-             "gold triples: SubgraphRAG's GPT-labelled relevant triples (names), not a full gold path set"]
+    notes = [
+        "gold answers: ToG's one answer name per question (the original mids are kept as answer_ids)",
+        "gold triples: SubgraphRAG's GPT-labelled relevant triples (names), not a full gold path set",
+    ]
     skipped = 0
     questions: list[EvalQuestion] = []
     for rec in records:
         raw_answer = rec.get("answer")
-        answers = tuple(str(a) for a in raw_answer) if isinstance(raw_answer, list) else (
-            (str(raw_answer),) if raw_answer else ())
+        answers = (
+            tuple(str(a) for a in raw_answer)
+            if isinstance(raw_answer, list)
+            else ((str(raw_answer),) if raw_answer else ())
+        )
         if not answers:
             skipped += 1
             continue
         qid = str(rec["ID"])
         topics = tuple((str(k), str(v)) for k, v in dict(rec.get("topic_entity") or {}).items())
-        questions.append(EvalQuestion(id=qid, dataset="cwq", split="test", question=str(rec["question"]),
-                                      answers=answers,
-                                      qtype=str(rec.get("compositionality_type") or "") or None,
-                                      topic_entities=topics, answer_ids=mids.get(qid, ())))
+        questions.append(
+            EvalQuestion(
+                id=qid,
+                dataset="cwq",
+                split="test",
+                question=str(rec["question"]),
+                answers=answers,
+                qtype=str(rec.get("compositionality_type") or "") or None,
+                topic_entities=topics,
+                answer_ids=mids.get(qid, ()),
+            )
+        )
     questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
     triples = _gpt_triples(root / "subgraphrag_gpt_triples_cwq_test.json")
     if triples is None:
         notes[-1] = "no subgraphrag_gpt_triples_cwq_test.json: evidence triple recall not computed"
-    return Dataset("cwq", "test", root, questions, notes, {"no gold answer": skipped} if skipped else {},
-                   (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None))
+    return Dataset(
+        "cwq",
+        "test",
+        root,
+        questions,
+        notes,
+        {"no gold answer": skipped} if skipped else {},
+        (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None),
+    )

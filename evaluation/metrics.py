@@ -133,8 +133,9 @@ def _triple_key(triplet: Sequence[str]) -> tuple[str, str, str]:
     return normalize_answer(triplet[0]), str(triplet[1]).strip(), normalize_answer(triplet[2])
 
 
-def evidence_triple_recall(gold_triples: Iterable[Sequence[str]] | None,
-                           triplets: Iterable[Sequence[str]]) -> float | None:
+def evidence_triple_recall(
+    gold_triples: Iterable[Sequence[str]] | None, triplets: Iterable[Sequence[str]]
+) -> float | None:
     """The share of gold triples among the retrieved triplets; None when they are unknown or empty.
 
     Triples match on normalised head and tail and the exact relation name, in the stored direction.
@@ -176,11 +177,13 @@ def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out.update(micro_precision=micro_p, micro_recall=micro_r, micro_f1=f1_score(micro_p, micro_r))
     else:
         out.update(micro_precision=None, micro_recall=None, micro_f1=None)
-    ev_answer = [float(r["evidence_answer_recall"]) for r in rows
-                 if r.get("evidence_answer_recall") is not None]
+    ev_answer = [
+        float(r["evidence_answer_recall"]) for r in rows if r.get("evidence_answer_recall") is not None
+    ]
     out["evidence_answer_recall"] = _mean(ev_answer)
-    ev_triple = [float(r["evidence_triple_recall"]) for r in rows
-                 if r.get("evidence_triple_recall") is not None]
+    ev_triple = [
+        float(r["evidence_triple_recall"]) for r in rows if r.get("evidence_triple_recall") is not None
+    ]
     out["evidence_triple_recall"] = _mean(ev_triple)
     out["n_triple_recall"] = len(ev_triple)
     return out
@@ -202,5 +205,10 @@ def latency_summary(values: Sequence[float]) -> dict[str, float | int | None]:
     """p50/p95/max/mean of latencies in ms; ``None`` values when there are none."""
     if not values:
         return {"n": 0, "p50": None, "p95": None, "max": None, "mean": None}
-    return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95),
-            "max": max(values), "mean": sum(values) / len(values)}
+    return {
+        "n": len(values),
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "max": max(values),
+        "mean": sum(values) / len(values),
+    }

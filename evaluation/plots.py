@@ -23,8 +23,11 @@ class Series:
 
 def series_from_report(report: Mapping[str, Any], label: str | None = None) -> Series:
     cfg = report["config"]
-    hits = {(f"{h}-hop" if str(h).isdigit() else str(h)): float(m["hits1"])
-            for h, m in report["by_hops"].items() if m.get("hits1") is not None}
+    hits = {
+        (f"{h}-hop" if str(h).isdigit() else str(h)): float(m["hits1"])
+        for h, m in report["by_hops"].items()
+        if m.get("hits1") is not None
+    }
     if report["metrics"].get("hits1") is not None:
         hits["all"] = float(report["metrics"]["hits1"])
     lat = report["latency_ms"]
@@ -57,8 +60,15 @@ def render_chart(series: Sequence[Series], path: Path, title: str = "") -> Path:
     for i, s in enumerate(series):
         xs = [g_index + (i - (n - 1) / 2) * width for g_index, g in enumerate(groups) if g in s.hits1]
         ys = [100 * s.hits1[g] for g in groups if g in s.hits1]
-        bars = left.bar(xs, ys, width * 0.95, label=s.label, color=colors[id(s)],
-                        hatch="//" if s.published else None, edgecolor="white" if s.published else None)
+        bars = left.bar(
+            xs,
+            ys,
+            width * 0.95,
+            label=s.label,
+            color=colors[id(s)],
+            hatch="//" if s.published else None,
+            edgecolor="white" if s.published else None,
+        )
         if n <= 6:
             left.bar_label(bars, fmt="%.1f", fontsize=7, padding=1, rotation=90 if n > 3 else 0)
     left.set_xticks(range(len(groups)), groups)
@@ -74,8 +84,7 @@ def render_chart(series: Sequence[Series], path: Path, title: str = "") -> Path:
         p50 = [s.latency_p50[st] for st in stages if st in s.latency_p50]
         p95 = [s.latency_p95.get(st, s.latency_p50[st]) for st in stages if st in s.latency_p50]
         right.bar(xs, p50, lat_width * 0.95, color=colors[id(s)])
-        right.scatter(xs, p95, marker="_", s=200, color="black", zorder=3,
-                      label="p95" if i == 0 else None)
+        right.scatter(xs, p95, marker="_", s=200, color="black", zorder=3, label="p95" if i == 0 else None)
     values = [v for s in series for v in (*s.latency_p50.values(), *s.latency_p95.values()) if v > 0]
     if values and max(values) / max(min(values), 1e-3) > 30:
         right.set_yscale("log")

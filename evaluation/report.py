@@ -14,9 +14,23 @@ from typing import Any
 from kgqa.evaluation.metrics import aggregate, latency_summary
 
 STAGES = ("linking", "retrieval", "answering", "total")
-PACKAGES = ("neo4j", "graphdatascience", "numpy", "onnxruntime", "tokenizers", "sentence-transformers",
-            "torch", "scikit-learn", "openai", "click", "jinja2", "rich", "tqdm", "matplotlib",
-            "llama-cpp-python")
+PACKAGES = (
+    "neo4j",
+    "graphdatascience",
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "sentence-transformers",
+    "torch",
+    "scikit-learn",
+    "openai",
+    "click",
+    "jinja2",
+    "rich",
+    "tqdm",
+    "matplotlib",
+    "llama-cpp-python",
+)
 
 
 def _group(records: Iterable[Mapping[str, Any]], key: str) -> dict[str, list[Mapping[str, Any]]]:
@@ -48,15 +62,20 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ok = [rec for rec in records if not rec.get("error")]
     extra = sorted({key for rec in ok for key in rec.get("latency_ms", {}) if key not in STAGES})
     for stage in (*STAGES, *extra):  # the method's own sub-stages (say classify, template) after the four
-        values = [float(rec["latency_ms"][stage]) for rec in ok
-                  if isinstance(rec.get("latency_ms", {}).get(stage), int | float)]
+        values = [
+            float(rec["latency_ms"][stage])
+            for rec in ok
+            if isinstance(rec.get("latency_ms", {}).get(stage), int | float)
+        ]
         latency[stage] = latency_summary(values)
     loads = [float(rec["load1"]) for rec in records if isinstance(rec.get("load1"), int | float)]
     return {
         "metrics": aggregate(_rows(records)),
         "by_hops": {k: aggregate(_rows(by_hops[k])) for k in sorted(by_hops, key=_hop_sort)},
-        "by_qtype": {k: {"hops": by_qtype[k][0].get("hops"), **aggregate(_rows(by_qtype[k]))}
-                     for k in sorted(by_qtype, key=lambda q: (by_qtype[q][0].get("hops") or 0, q))},
+        "by_qtype": {
+            k: {"hops": by_qtype[k][0].get("hops"), **aggregate(_rows(by_qtype[k]))}
+            for k in sorted(by_qtype, key=lambda q: (by_qtype[q][0].get("hops") or 0, q))
+        },
         "latency_ms": latency,
         # the machine's 1-minute load average as each question finished (latency is only as clean as this)
         "load_avg_1min": latency_summary(loads),
@@ -67,10 +86,17 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 # --- Markdown -----------------------------------------------------------------------------------------------
 
-METRIC_COLUMNS = (("Hits@1", "hits1"), ("Hit", "hit"), ("Macro-F1", "macro_f1"), ("Micro-F1", "micro_f1"),
-                  ("Precision", "precision"), ("Recall", "recall"), ("AMR", "match_rate"),
-                  ("Ev. answer recall", "evidence_answer_recall"),
-                  ("Ev. triple recall", "evidence_triple_recall"))
+METRIC_COLUMNS = (
+    ("Hits@1", "hits1"),
+    ("Hit", "hit"),
+    ("Macro-F1", "macro_f1"),
+    ("Micro-F1", "micro_f1"),
+    ("Precision", "precision"),
+    ("Recall", "recall"),
+    ("AMR", "match_rate"),
+    ("Ev. answer recall", "evidence_answer_recall"),
+    ("Ev. triple recall", "evidence_triple_recall"),
+)
 
 
 def pct(value: Any, digits: int = 1) -> str:
@@ -95,19 +121,27 @@ def latency_table(latency: Mapping[str, Mapping[str, Any]]) -> list[str]:
     for stage in (*STAGES, *(key for key in latency if key not in STAGES)):
         s = latency.get(stage) or {}
         label = stage if stage in STAGES else f"↳ {stage}"
-        lines.append(f"| {label} | {s.get('n', 0)} | {ms(s.get('p50'))} | {ms(s.get('p95'))} | "
-                     f"{ms(s.get('max'))} | {ms(s.get('mean'))} |")
+        lines.append(
+            f"| {label} | {s.get('n', 0)} | {ms(s.get('p50'))} | {ms(s.get('p95'))} | "
+            f"{ms(s.get('max'))} | {ms(s.get('mean'))} |"
+        )
     return lines
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
     cfg = report["config"]
-    lines = [f"# kgqa eval: {cfg['dataset']} {cfg['split']}, method {cfg['method']}, llm {cfg['llm']}", "",
-             f"`{report['command']}`", "",
-             f"{report['n_questions']} questions, {report['n_done']} answered, {report['n_errors']} errors; "
-             f"KG `{cfg['kg']}`, k={cfg['k']}. All metrics in %.", ""]
-    rows: list[tuple[str, Mapping[str, Any]]] = [(f"{h}-hop" if h.isdigit() else h, m)
-                                                 for h, m in report["by_hops"].items()]
+    lines = [
+        f"# kgqa eval: {cfg['dataset']} {cfg['split']}, method {cfg['method']}, llm {cfg['llm']}",
+        "",
+        f"`{report['command']}`",
+        "",
+        f"{report['n_questions']} questions, {report['n_done']} answered, {report['n_errors']} errors; "
+        f"KG `{cfg['kg']}`, k={cfg['k']}. All metrics in %.",
+        "",
+    ]
+    rows: list[tuple[str, Mapping[str, Any]]] = [
+        (f"{h}-hop" if h.isdigit() else h, m) for h, m in report["by_hops"].items()
+    ]
     rows.append(("all", report["metrics"]))
     lines += metrics_table(rows, "hops") + [""]
     if report.get("by_qtype"):
@@ -116,19 +150,25 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     lines += ["## Latency", ""] + latency_table(report["latency_ms"]) + [""]
     load = report.get("load_avg_1min") or {}
     if load.get("n"):
-        lines += [f"Machine load (1-min average, {os.cpu_count()} cores) while answering: p50 "
-                  f"{load['p50']:.1f}, p95 {load['p95']:.1f}, max {load['max']:.1f}.", ""]
+        lines += [
+            f"Machine load (1-min average, {os.cpu_count()} cores) while answering: p50 "
+            f"{load['p50']:.1f}, p95 {load['p95']:.1f}, max {load['max']:.1f}.",
+            "",
+        ]
     if report.get("errors"):
         lines += ["## Errors", ""]
         lines += [f"- {count} × {message}" for message, count in report["errors"].items()] + [""]
     if report.get("notes"):
         lines += ["## Notes", ""] + [f"- {note}" for note in report["notes"]] + [""]
-    lines += ["AMR = SG-RAG's answer matching rate |gold ∩ predicted| / |gold|. "
-              "Ev. = the retrieved evidence.", ""]
+    lines += [
+        "AMR = SG-RAG's answer matching rate |gold ∩ predicted| / |gold|. Ev. = the retrieved evidence.",
+        "",
+    ]
     return "\n".join(lines)
 
 
 # --- environment --------------------------------------------------------------------------------------------
+
 
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
@@ -144,10 +184,16 @@ def git_revision() -> str | None:
     from kgqa.graph.config import repo_root
 
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo_root(), capture_output=True, text=True,
-                              timeout=5)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo_root(),
-                               capture_output=True, text=True, timeout=5)
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo_root(), capture_output=True, text=True, timeout=5
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=repo_root(),
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if head.returncode != 0:
@@ -157,10 +203,13 @@ def git_revision() -> str | None:
 
 def server_versions(driver: Any) -> dict[str, str | None]:
     versions: dict[str, str | None] = {}
-    for name, query in (("neo4j", "CALL dbms.components() YIELD versions RETURN versions[0] AS v"),
-                        ("edition", "CALL dbms.components() YIELD edition RETURN edition AS v"),
-                        ("gds", "RETURN gds.version() AS v"), ("apoc", "RETURN apoc.version() AS v"),
-                        ("kgqa_plugin", "RETURN kgqa.version() AS v")):
+    for name, query in (
+        ("neo4j", "CALL dbms.components() YIELD versions RETURN versions[0] AS v"),
+        ("edition", "CALL dbms.components() YIELD edition RETURN edition AS v"),
+        ("gds", "RETURN gds.version() AS v"),
+        ("apoc", "RETURN apoc.version() AS v"),
+        ("kgqa_plugin", "RETURN kgqa.version() AS v"),
+    ):
         try:
             versions[name] = str(driver.execute_query(query).records[0]["v"])
         except Exception:  # a missing plugin is a fact to record, not a failure
@@ -169,8 +218,11 @@ def server_versions(driver: Any) -> dict[str, str | None]:
 
 
 def machine_info() -> dict[str, Any]:
-    info: dict[str, Any] = {"nproc": os.cpu_count(), "platform": platform.platform(),
-                            "python": sys.version.split()[0]}
+    info: dict[str, Any] = {
+        "nproc": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+    }
     try:  # latency depends on what else runs: record how busy the machine was
         info["load_avg_1_5_15"] = [round(x, 2) for x in os.getloadavg()]
     except OSError:  # pragma: no cover - not on every platform
@@ -193,5 +245,10 @@ def versions(driver: Any | None) -> dict[str, Any]:
         kgqa_version: str | None = metadata.version("kgqa")
     except metadata.PackageNotFoundError:
         kgqa_version = None
-    return {"kgqa": kgqa_version, "git": git_revision(), "python": sys.version.split()[0],
-            "server": server_versions(driver) if driver is not None else {}, "packages": package_versions()}
+    return {
+        "kgqa": kgqa_version,
+        "git": git_revision(),
+        "python": sys.version.split()[0],
+        "server": server_versions(driver) if driver is not None else {},
+        "packages": package_versions(),
+    }

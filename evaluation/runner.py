@@ -74,12 +74,22 @@ class EvalConfig:
 
     def output_paths(self) -> dict[str, Path]:
         base = self.report_path
-        return {"report": base, "jsonl": base.with_suffix(".jsonl"), "markdown": base.with_suffix(".md"),
-                "chart": base.with_suffix(".png")}
+        return {
+            "report": base,
+            "jsonl": base.with_suffix(".jsonl"),
+            "markdown": base.with_suffix(".md"),
+            "chart": base.with_suffix(".png"),
+        }
 
     def identity(self) -> dict[str, Any]:
-        return {"dataset": self.dataset, "split": self.split, "method": self.method, "llm": self.llm,
-                "k": self.k, "kg": self.kg}
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "method": self.method,
+            "llm": self.llm,
+            "k": self.k,
+            "kg": self.kg,
+        }
 
     def command(self) -> str:
         parts = ["kgqa", "eval", self.dataset, "--split", self.split]
@@ -97,6 +107,7 @@ class EvalConfig:
 
 
 # --- the per-question JSONL ---------------------------------------------------------------------------------
+
 
 def read_jsonl(path: Path) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
     """(header, records by id, last one wins); unreadable lines (a write cut off by a crash) are ignored."""
@@ -145,6 +156,7 @@ class _Appender:
 
 # --- one question -------------------------------------------------------------------------------------------
 
+
 def _jsonable(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
@@ -157,12 +169,22 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
-def build_record(q: EvalQuestion, gold_triples: list[tuple[str, str, str]] | None, answered: Answered | None,
-                 error: BaseException | None = None, elapsed_ms: float | None = None) -> dict[str, Any]:
+def build_record(
+    q: EvalQuestion,
+    gold_triples: list[tuple[str, str, str]] | None,
+    answered: Answered | None,
+    error: BaseException | None = None,
+    elapsed_ms: float | None = None,
+) -> dict[str, Any]:
     """The JSONL record of one question, metrics included (zeros when it failed)."""
     record: dict[str, Any] = {
-        "kind": "question", "id": q.id, "question": q.question, "hops": q.hops, "qtype": q.qtype,
-        "gold": list(q.answers), "answer_ids": list(q.answer_ids) or None,
+        "kind": "question",
+        "id": q.id,
+        "question": q.question,
+        "hops": q.hops,
+        "qtype": q.qtype,
+        "gold": list(q.answers),
+        "answer_ids": list(q.answer_ids) or None,
         "relation_path": list(q.relation_path) if q.relation_path else None,
         "n_gold_triples": len(gold_triples) if gold_triples is not None else None,
     }
@@ -175,22 +197,35 @@ def build_record(q: EvalQuestion, gold_triples: list[tuple[str, str, str]] | Non
         triplets = [[str(x) for x in t] for t in ev.triplets]
         explanation = getattr(ans, "explanation", {}) or {}
         raw_text = explanation.get("raw_output") if isinstance(explanation.get("raw_output"), str) else None
-        record.update({
-            "answers": answers, "answer_scores": [float(s) for s in ans.scores],
-            "raw_output": raw_text,
-            "topic_entities": [{"id": e.id, "name": e.name, "score": e.score, "how": e.how}
-                               for e in ev.topic_entities],
-            "triplets": triplets,
-            "n_paths": len(ev.paths),
-            "evidence_metadata": _jsonable(ev.metadata),
-            "answer_explanation": _jsonable({k: v for k, v in explanation.items()
-                                             if k not in ("raw_output", "evidence")}),
-            "latency_ms": {k: round(v, 3) for k, v in answered.latency_ms.items()},
-            "error": None,
-        })
+        record.update(
+            {
+                "answers": answers,
+                "answer_scores": [float(s) for s in ans.scores],
+                "raw_output": raw_text,
+                "topic_entities": [
+                    {"id": e.id, "name": e.name, "score": e.score, "how": e.how} for e in ev.topic_entities
+                ],
+                "triplets": triplets,
+                "n_paths": len(ev.paths),
+                "evidence_metadata": _jsonable(ev.metadata),
+                "answer_explanation": _jsonable(
+                    {k: v for k, v in explanation.items() if k not in ("raw_output", "evidence")}
+                ),
+                "latency_ms": {k: round(v, 3) for k, v in answered.latency_ms.items()},
+                "error": None,
+            }
+        )
     else:
-        record.update({"answers": [], "answer_scores": [], "raw_output": None, "topic_entities": [],
-                       "triplets": [], "latency_ms": {"total": round(elapsed_ms or 0.0, 3)}})
+        record.update(
+            {
+                "answers": [],
+                "answer_scores": [],
+                "raw_output": None,
+                "topic_entities": [],
+                "triplets": [],
+                "latency_ms": {"total": round(elapsed_ms or 0.0, 3)},
+            }
+        )
     if error is not None:
         message = str(error).splitlines()[0] if str(error) else ""
         record["error"] = f"{type(error).__name__}: {message}".strip().rstrip(":")
@@ -215,6 +250,7 @@ def _fatal(exc: BaseException) -> bool:
 
 # --- the run ------------------------------------------------------------------------------------------------
 
+
 def _seed(seed: int) -> dict[str, Any]:
     random.seed(seed)
     seeds: dict[str, Any] = {"seed": seed, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED")}
@@ -237,13 +273,19 @@ def _topics_for(driver: Any, kg: str, q: EvalQuestion) -> list[Any] | None:
         return None
     from kgqa.retrieve.evidence import LinkedEntity
 
-    ids = [form for mid, _ in q.topic_entities
-           for form in (mid, "/" + mid.replace(".", "/", 1), f"http://rdf.freebase.com/ns/{mid}")]
+    ids = [
+        form
+        for mid, _ in q.topic_entities
+        for form in (mid, "/" + mid.replace(".", "/", 1), f"http://rdf.freebase.com/ns/{mid}")
+    ]
     names = [name for _, name in q.topic_entities]
     rows = driver.execute_query(
         "MATCH (e:Entity {kg: $kg}) WHERE e.id IN $ids RETURN e.id AS id, e.name AS name "
         "UNION MATCH (e:Entity {kg: $kg}) WHERE e.name IN $names RETURN e.id AS id, e.name AS name",
-        kg=kg, ids=ids, names=names).records
+        kg=kg,
+        ids=ids,
+        names=names,
+    ).records
     found = [LinkedEntity(id=str(r["id"]), name=str(r["name"]), score=1.0, how="given") for r in rows]
     return found or None
 
@@ -251,8 +293,9 @@ def _topics_for(driver: Any, kg: str, q: EvalQuestion) -> list[Any] | None:
 def _check_kg(driver: Any, kg: str) -> dict[str, Any]:
     rows = driver.execute_query("MATCH (e:Entity {kg: $kg}) RETURN e.id AS id LIMIT 1", kg=kg).records
     if not rows:
-        raise KgqaError(f"KG {kg!r} is not loaded (no entities); load it with `kgqa load` "
-                        "or pick one with --kg")
+        raise KgqaError(
+            f"KG {kg!r} is not loaded (no entities); load it with `kgqa load` or pick one with --kg"
+        )
     try:
         info = driver.execute_query("MATCH (k:KG {name: $kg}) RETURN properties(k) AS p", kg=kg).records
     except Exception:
@@ -277,14 +320,23 @@ class _Progress:
         if enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, initial=done, desc=label, unit="q", file=sys.stderr,
-                            dynamic_ncols=True, mininterval=0.5, smoothing=0.05)
+            self.bar = tqdm(
+                total=total,
+                initial=done,
+                desc=label,
+                unit="q",
+                file=sys.stderr,
+                dynamic_ncols=True,
+                mininterval=0.5,
+                smoothing=0.05,
+            )
             self._postfix()
 
     def _postfix(self) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(f"Hits@1 {self.hits / self.count:.3f}" if self.count else "Hits@1 –",
-                                     refresh=False)
+            self.bar.set_postfix_str(
+                f"Hits@1 {self.hits / self.count:.3f}" if self.count else "Hits@1 –", refresh=False
+            )
 
     def update(self, hits1: float) -> None:
         self.hits += hits1
@@ -298,21 +350,28 @@ class _Progress:
             self.bar.close()
 
 
-def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn | None = None,
-             dataset: Dataset | None = None) -> dict[str, Any]:
+def run_eval(
+    config: EvalConfig,
+    driver: Any | None = None,
+    answer_fn: AnswerFn | None = None,
+    dataset: Dataset | None = None,
+) -> dict[str, Any]:
     """Evaluate ``config``; returns the report (also written as JSON, Markdown and PNG next to the JSONL)."""
     began = time.perf_counter()
     started = datetime.now(UTC).isoformat(timespec="seconds")
     # Server notifications (say, an unknown property in some query) would be logged once per question and
     # bury the progress bar; they are not evaluation results.
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
-    data = dataset or load_dataset(config.dataset, config.split, config.path, config.hops, config.limit,
-                                   config.seed)
+    data = dataset or load_dataset(
+        config.dataset, config.split, config.path, config.hops, config.limit, config.seed
+    )
     paths = config.output_paths()
     header, previous = read_jsonl(paths["jsonl"]) if config.resume else (None, {})
     if header is not None and header.get("config") != config.identity():
-        raise KgqaError(f"{paths['jsonl']} holds results for different settings ({header.get('config')}); "
-                        "use --no-resume to start over or --out for another file")
+        raise KgqaError(
+            f"{paths['jsonl']} holds results for different settings ({header.get('config')}); "
+            "use --no-resume to start over or --out for another file"
+        )
     if config.retry_errors:
         previous = {qid: rec for qid, rec in previous.items() if not rec.get("error")}
 
@@ -332,11 +391,22 @@ def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn 
         appender = _Appender(paths["jsonl"], fresh=header is None)
         current_versions = versions(driver)
         if header is None:
-            header = {"kind": "run", "config": config.identity(), "started": started,
-                      "command": config.command(), "versions": current_versions, "machine": machine_info()}
+            header = {
+                "kind": "run",
+                "config": config.identity(),
+                "started": started,
+                "command": config.command(),
+                "versions": current_versions,
+                "machine": machine_info(),
+            }
             appender.write(header)
-        progress = _Progress(len(data.questions), len(data.questions) - len(todo), done_hits, config.progress,
-                             f"{config.dataset} {config.split} {config.method}")
+        progress = _Progress(
+            len(data.questions),
+            len(data.questions) - len(todo),
+            done_hits,
+            config.progress,
+            f"{config.dataset} {config.split} {config.method}",
+        )
         consecutive_errors = 0
         try:
             for q in todo:
@@ -356,17 +426,23 @@ def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn 
                 previous[q.id] = record
                 progress.update(float(record["metrics"]["hits1"]))
                 if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-                    raise KgqaError(f"{consecutive_errors} questions in a row failed "
-                                    f"(last: {record['error']}); stopping. "
-                                    "Fix the cause and rerun with --retry-errors")
+                    raise KgqaError(
+                        f"{consecutive_errors} questions in a row failed "
+                        f"(last: {record['error']}); stopping. "
+                        "Fix the cause and rerun with --retry-errors"
+                    )
         finally:
             progress.close()
             appender.close()
         records = [previous[q.id] for q in data.questions if q.id in previous]
         report: dict[str, Any] = {
             "kgqa_eval_report": REPORT_FORMAT,
-            "config": config.identity() | {"hops": list(config.hops) if config.hops else None,
-                                           "limit": config.limit, "path": str(data.path)},
+            "config": config.identity()
+            | {
+                "hops": list(config.hops) if config.hops else None,
+                "limit": config.limit,
+                "path": str(data.path),
+            },
             "command": config.command(),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "n_questions": len(data.questions),
@@ -375,8 +451,12 @@ def run_eval(config: EvalConfig, driver: Any | None = None, answer_fn: AnswerFn 
             "resumed_from": len(data.questions) - len(todo),
             "wall_seconds": round(time.perf_counter() - began, 2),
             **summarize(records),
-            "dataset": {"name": data.name, "split": data.split, "path": str(data.path),
-                        "skipped": data.skipped},
+            "dataset": {
+                "name": data.name,
+                "split": data.split,
+                "path": str(data.path),
+                "skipped": data.skipped,
+            },
             "notes": list(data.notes),
             "kg_info": kg_info,
             "seeds": seeds,
@@ -415,31 +495,51 @@ def record_ranking(report: Mapping[str, Any], path: Path | None = None) -> Path 
     except (OSError, ValueError):
         current = {}
     scores: dict[str, Any] = dict(current.get("scores") or {})
-    entry = {"hits1": report["metrics"]["hits1"], "n": report["n_done"], "dataset": cfg["dataset"],
-             "kg": cfg["kg"], "llm": cfg["llm"], "k": cfg["k"], "created": report["created"],
-             "report": report["outputs"]["report"]}
+    entry = {
+        "hits1": report["metrics"]["hits1"],
+        "n": report["n_done"],
+        "dataset": cfg["dataset"],
+        "kg": cfg["kg"],
+        "llm": cfg["llm"],
+        "k": cfg["k"],
+        "created": report["created"],
+        "report": report["outputs"]["report"],
+    }
     previous = scores.get(method)
     if previous is None or int(previous.get("n", 0)) <= entry["n"]:
         scores[method] = entry
     ranking = sorted(scores, key=lambda m: (-float(scores[m]["hits1"]), m))
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"ranking": ranking, "scores": scores,
-                                "note": "written by `kgqa eval ... --split dev`; read by --method auto"},
-                               indent=2) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "ranking": ranking,
+                "scores": scores,
+                "note": "written by `kgqa eval ... --split dev`; read by --method auto",
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
 def write_outputs(report: dict[str, Any], paths: Mapping[str, Path], chart: bool = True) -> None:
     paths["report"].parent.mkdir(parents=True, exist_ok=True)
-    paths["report"].write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n",
-                               encoding="utf-8")
+    paths["report"].write_text(
+        json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
     paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
     if chart:
         from kgqa.evaluation.plots import render_chart, series_from_report
 
         cfg = report["config"]
-        render_chart([series_from_report(report)], paths["chart"],
-                     f"kgqa eval {cfg['dataset']} {cfg['split']} — {cfg['method']}, llm {cfg['llm']}")
+        render_chart(
+            [series_from_report(report)],
+            paths["chart"],
+            f"kgqa eval {cfg['dataset']} {cfg['split']} — {cfg['method']}, llm {cfg['llm']}",
+        )
 
 
 def config_dict(config: EvalConfig) -> dict[str, Any]:

@@ -77,9 +77,11 @@ def prepare(staging: Path, kg: str, default_name: Callable[[str], str], progress
     ids = staging / "ids.tsv"
     relationships = 0
     multiline = False
-    with progress.step("writing relationships", unit="triples") as step, \
-            open(relationships_csv, "w", encoding="utf-8", newline="") as out, \
-            open(ids, "w", encoding="utf-8", newline="\n") as ids_out:
+    with (
+        progress.step("writing relationships", unit="triples") as step,
+        open(relationships_csv, "w", encoding="utf-8", newline="") as out,
+        open(ids, "w", encoding="utf-8", newline="\n") as ids_out,
+    ):
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow([":START_ID(Entity)", ":TYPE", ":END_ID(Entity)"])
         with open(staging / "facts.sorted", encoding="utf-8", newline="\n") as fh:
@@ -97,8 +99,10 @@ def prepare(staging: Path, kg: str, default_name: Callable[[str], str], progress
     entities_csv = staging / "entities.csv"
     entities = 0
     unmatched = 0
-    with progress.step("writing entities", unit="entities") as step, \
-            open(entities_csv, "w", encoding="utf-8", newline="") as out:
+    with (
+        progress.step("writing entities", unit="entities") as step,
+        open(entities_csv, "w", encoding="utf-8", newline="") as out,
+    ):
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["id:ID(Entity)", "kg", "name"])
         for escaped_id, name, skipped in _join_names(staging / "ids.sorted", staging / "labels.sorted"):
@@ -181,11 +185,14 @@ def _sort(source: Path, target: Path, unique: bool = False, key_only: bool = Fal
         raise KgqaError(f"sorting {source.name} failed: {proc.stderr.strip() or proc.returncode}")
 
 
-def neo4j_import(run_admin: Callable[[list[str]], subprocess.CompletedProcess[str]], files: BulkFiles,
-                 report: Path) -> str:
+def neo4j_import(
+    run_admin: Callable[[list[str]], subprocess.CompletedProcess[str]], files: BulkFiles, report: Path
+) -> str:
     """Runs ``neo4j-admin database import full`` (the server must be stopped); returns its summary line."""
     args = [
-        "database", "import", "full",
+        "database",
+        "import",
+        "full",
         "--overwrite-destination=true",
         f"--nodes=Entity={files.entities_csv}",
         f"--relationships={files.relationships_csv}",

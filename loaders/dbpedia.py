@@ -48,17 +48,19 @@ PREFIXES: dict[str, str] = {
 }
 RDF_TYPE = PREFIXES["rdf"] + "type"
 RDFS_LABEL = PREFIXES["rdfs"] + "label"
-NOT_FACTS = frozenset({
-    PREFIXES["owl"] + "sameAs",
-    PREFIXES["prov"] + "wasDerivedFrom",
-    PREFIXES["foaf"] + "isPrimaryTopicOf",
-    PREFIXES["foaf"] + "primaryTopic",
-    PREFIXES["foaf"] + "homepage",
-    PREFIXES["dbo"] + "wikiPageWikiLink",
-    PREFIXES["dbo"] + "wikiPageRedirects",
-    PREFIXES["dbo"] + "wikiPageDisambiguates",
-    PREFIXES["dbo"] + "wikiPageExternalLink",
-})
+NOT_FACTS = frozenset(
+    {
+        PREFIXES["owl"] + "sameAs",
+        PREFIXES["prov"] + "wasDerivedFrom",
+        PREFIXES["foaf"] + "isPrimaryTopicOf",
+        PREFIXES["foaf"] + "primaryTopic",
+        PREFIXES["foaf"] + "homepage",
+        PREFIXES["dbo"] + "wikiPageWikiLink",
+        PREFIXES["dbo"] + "wikiPageRedirects",
+        PREFIXES["dbo"] + "wikiPageDisambiguates",
+        PREFIXES["dbo"] + "wikiPageExternalLink",
+    }
+)
 DESCRIPTION = "DBpedia RDF (N-Triples or Turtle)"
 # Longest namespace first, so that a namespace that extends another one wins.
 _BY_LENGTH = sorted(PREFIXES.items(), key=lambda item: -len(item[1]))
@@ -68,7 +70,7 @@ def relation_name(iri: str) -> str:
     """'http://dbpedia.org/ontology/birthPlace' -> 'dbo:birthPlace'; unknown namespaces stay full IRIs."""
     for prefix, namespace in _BY_LENGTH:
         if iri.startswith(namespace) and len(iri) > len(namespace):
-            return f"{prefix}:{iri[len(namespace):]}"
+            return f"{prefix}:{iri[len(namespace) :]}"
     return iri
 
 
@@ -108,15 +110,19 @@ def plan(paths: list[Path]) -> InputPlan:
             files.extend(found)
         elif path.is_file():
             if not _is_rdf(path):
-                raise KgqaError(f"{path}: not a DBpedia dump file "
-                                "(expected .nt or .ttl, optionally .gz or .bz2)")
+                raise KgqaError(
+                    f"{path}: not a DBpedia dump file (expected .nt or .ttl, optionally .gz or .bz2)"
+                )
             files.append(path)
         else:
             raise KgqaError(f"file not found: {path}")
     return InputPlan(
-        source="dbpedia", format="dbpedia-rdf",
+        source="dbpedia",
+        format="dbpedia-rdf",
         files=[InputFile(f, parse, DESCRIPTION) for f in files],
-        default_kg="dbpedia", default_name=default_name, relation_text=relation_text,
+        default_kg="dbpedia",
+        default_name=default_name,
+        relation_text=relation_text,
     )
 
 

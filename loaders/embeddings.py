@@ -52,8 +52,9 @@ class EmbeddingReport:
     seconds: float = 0.0
 
 
-def embed_kg(driver: Driver, kg: str, progress: Progress, missing_only: bool = True,
-             embedder: Embedder | None = None) -> EmbeddingReport:
+def embed_kg(
+    driver: Driver, kg: str, progress: Progress, missing_only: bool = True, embedder: Embedder | None = None
+) -> EmbeddingReport:
     began = time.monotonic()
     embed = embedder or default_embedder()
     report = EmbeddingReport()
@@ -76,11 +77,12 @@ def _embed_relations(driver: Driver, kg: str, embed: Embedder, missing_only: boo
     ids = [r["id"] for r in records]
     vectors = embed([r["name"] for r in records])
     use_json = _as_json(driver)
-    rows = [{"id": i, "vec": json.dumps(v) if use_json else v}
-            for i, v in zip(ids, vectors.tolist(), strict=True)]
+    rows = [
+        {"id": i, "vec": json.dumps(v) if use_json else v} for i, v in zip(ids, vectors.tolist(), strict=True)
+    ]
     query = render("load/set_embeddings", label="Relation", json=use_json)
     for start in range(0, len(rows), WRITE_BATCH):
-        driver.execute_query(query, kg=kg, rows=rows[start:start + WRITE_BATCH])
+        driver.execute_query(query, kg=kg, rows=rows[start : start + WRITE_BATCH])
     return len(rows)
 
 
@@ -104,7 +106,7 @@ class _Writer(threading.Thread):
                 if self.json:  # serialised here, while the main thread embeds the next batch
                     rows = [{"id": row["id"], "vec": json.dumps(row["vec"])} for row in rows]
                 for start in range(0, len(rows), WRITE_BATCH):
-                    self.driver.execute_query(self.query, kg=self.kg, rows=rows[start:start + WRITE_BATCH])
+                    self.driver.execute_query(self.query, kg=self.kg, rows=rows[start : start + WRITE_BATCH])
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 self.error = exc
 
@@ -141,7 +143,7 @@ def _embed_entities(driver: Driver, kg: str, embed: Embedder, progress: Progress
                     by_name.setdefault(record["name"], []).append(record["id"])
                 names = sorted(by_name, key=len)
                 for start in range(0, len(names), ENCODE_BATCH):
-                    chunk = names[start:start + ENCODE_BATCH]
+                    chunk = names[start : start + ENCODE_BATCH]
                     vectors = embed(chunk).tolist()
                     rows: list[dict[str, object]] = []
                     for name, vector in zip(chunk, vectors, strict=True):

@@ -88,9 +88,9 @@ def relation_iri(relation: str) -> str:
 
 def _local(iri: str) -> str | None:
     if iri.startswith(NS):
-        return iri[len(NS):]
+        return iri[len(NS) :]
     if iri.startswith(NS_HTTPS):
-        return iri[len(NS_HTTPS):]
+        return iri[len(NS_HTTPS) :]
     return None
 
 
@@ -123,8 +123,9 @@ def _kind(path: Path) -> str:
         return "rdf"  # the official dump is named freebase-rdf-latest.gz
     if suffix in (".txt", ".tsv"):
         return "fb15k"
-    raise KgqaError(f"{path}: unknown Freebase input "
-                    "(expected RDF .nt/.ttl[.gz], FB15k-style .txt, or .json)")
+    raise KgqaError(
+        f"{path}: unknown Freebase input (expected RDF .nt/.ttl[.gz], FB15k-style .txt, or .json)"
+    )
 
 
 def _plan_directory(directory: Path) -> InputPlan:
@@ -137,8 +138,10 @@ def _plan_directory(directory: Path) -> InputPlan:
     rdf = sorted(p for p in directory.iterdir() if p.is_file() and _kind_or_none(p) == "rdf")
     if rdf:
         return _rdf_plan(rdf)
-    raise KgqaError(f"no Freebase input in {directory} (looked for FB15k train/valid/test.txt, "
-                    "*gpt_triples*.json, or RDF .nt/.ttl[.gz] files)")
+    raise KgqaError(
+        f"no Freebase input in {directory} (looked for FB15k train/valid/test.txt, "
+        "*gpt_triples*.json, or RDF .nt/.ttl[.gz] files)"
+    )
 
 
 def _kind_or_none(path: Path) -> str | None:
@@ -154,9 +157,12 @@ def _find_names(directory: Path) -> Path | None:
 
 def _rdf_plan(paths: list[Path]) -> InputPlan:
     return InputPlan(
-        source="freebase", format="freebase-rdf",
+        source="freebase",
+        format="freebase-rdf",
         files=[InputFile(p, parse_rdf, RDF_DESCRIPTION) for p in paths],
-        default_kg="freebase", default_name=identity, relation_text=words,
+        default_kg="freebase",
+        default_name=identity,
+        relation_text=words,
     )
 
 
@@ -169,17 +175,27 @@ def _fb15k_plan(paths: list[Path], names: Path | None, directory: Path) -> Input
         notes.append(f"no entity2text.txt names file next to {paths[0]}: entities are named by their mids")
     label = str(directory.resolve()).lower()
     default_kg = "fb15k237" if "237" in label else "fb15k"
-    return InputPlan(source="freebase", format="fb15k", files=files, default_kg=default_kg,
-                     default_name=identity, relation_text=words, notes=notes)
+    return InputPlan(
+        source="freebase",
+        format="fb15k",
+        files=files,
+        default_kg=default_kg,
+        default_name=identity,
+        relation_text=words,
+        notes=notes,
+    )
 
 
 def _json_plan(paths: list[Path]) -> InputPlan:
     label = " ".join(str(p.resolve()).lower() for p in paths)
     default_kg = "cwq" if "cwq" in label else "webqsp" if "webqsp" in label else "freebase"
     return InputPlan(
-        source="freebase", format="subgraphrag-json",
+        source="freebase",
+        format="subgraphrag-json",
         files=[InputFile(p, parse_question_triples, JSON_DESCRIPTION) for p in paths],
-        default_kg=default_kg, default_name=identity, relation_text=words,
+        default_kg=default_kg,
+        default_name=identity,
+        relation_text=words,
     )
 
 
@@ -291,8 +307,11 @@ def parse_question_triples(path: Path, ctx: ParseContext) -> Iterator[Record]:
             continue
         for index, triple in enumerate(triples):
             where = f"{question}[{index}]"
-            if (not isinstance(triple, list) or len(triple) != 3
-                    or not all(isinstance(x, str) for x in triple)):
+            if (
+                not isinstance(triple, list)
+                or len(triple) != 3
+                or not all(isinstance(x, str) for x in triple)
+            ):
                 ctx.sink.add(Issue(str(path), where, "not a [head, relation, tail] list of 3 strings"))
                 continue
             head, relation, tail = triple

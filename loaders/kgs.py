@@ -24,8 +24,11 @@ def kg_info(driver: Driver, kg: str) -> dict[str, Any] | None:
 
 def live_counts(driver: Driver, kg: str) -> dict[str, int]:
     record = driver.execute_query(render("load/counts"), kg=kg).records[0]
-    return {"entities": int(record["entities"]), "relationships": int(record["relationships"]),
-            "relations": int(record["relations"])}
+    return {
+        "entities": int(record["entities"]),
+        "relationships": int(record["relationships"]),
+        "relations": int(record["relations"]),
+    }
 
 
 def drop_kg(driver: Driver, kg: str) -> bool:

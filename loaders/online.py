@@ -24,8 +24,14 @@ LABEL_BATCH = 10_000
 
 
 class OnlineWriter:
-    def __init__(self, driver: Driver, kg: str, default_name: Callable[[str], str], batch_size: int = 5000,
-                 spool_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        kg: str,
+        default_name: Callable[[str], str],
+        batch_size: int = 5000,
+        spool_dir: Path | None = None,
+    ) -> None:
         self.driver = driver
         self.kg = kg
         self.default_name = default_name
@@ -96,8 +102,9 @@ class OnlineWriter:
         self._tmp.cleanup()
 
 
-def _write_batch(tx: ManagedTransaction, kg: str, entity_rows: list[dict[str, str]],
-                 fact_rows: list[dict[str, str]]) -> int:
+def _write_batch(
+    tx: ManagedTransaction, kg: str, entity_rows: list[dict[str, str]], fact_rows: list[dict[str, str]]
+) -> int:
     tx.run(render("load/merge_entities"), kg=kg, rows=entity_rows).consume()
     record = tx.run(render("load/create_facts"), kg=kg, rows=fact_rows).single()
     return int(record["created"]) if record else 0

@@ -95,18 +95,28 @@ def check_kg_name(kg: str) -> str:
     return kg
 
 
-def load(options: LoadOptions, progress: Progress | None = None,
-         on_issue: Callable[[Issue], None] | None = None, embedder: Embedder | None = None,
-         driver: Driver | None = None) -> LoadSummary:
+def load(
+    options: LoadOptions,
+    progress: Progress | None = None,
+    on_issue: Callable[[Issue], None] | None = None,
+    embedder: Embedder | None = None,
+    driver: Driver | None = None,
+) -> LoadSummary:
     """Loads one KG. ``driver`` defaults to the configured server; the bulk path always uses the managed
     local one. ``embedder`` replaces the sentence-transformers model (tests)."""
     began = time.monotonic()
     plan = plan_input(options.source, options.paths)
     kg = check_kg_name(options.kg or plan.default_kg)
     model = _model_name() if options.embeddings else None
-    summary = LoadSummary(kg=kg, source=plan.source, format=plan.format,
-                          mode="bulk" if options.bulk else "online", paths=[str(p) for p in plan.paths],
-                          notes=list(plan.notes), embedding_model=model)
+    summary = LoadSummary(
+        kg=kg,
+        source=plan.source,
+        format=plan.format,
+        mode="bulk" if options.bulk else "online",
+        paths=[str(p) for p in plan.paths],
+        notes=list(plan.notes),
+        embedding_model=model,
+    )
     print_to = progress or Progress(enabled=False)
     digest = fingerprint(plan.paths, extra=f"{plan.source}|{plan.format}|{LOADER_VERSION}|{model}")
     sink = IssueSink(strict=options.strict, on_issue=on_issue)
@@ -139,9 +149,16 @@ class _Previous:
     labels_without_facts: int = 0
 
 
-def _online_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink: IssueSink,
-                 stats: ParseStats, progress: Progress, digest: str,
-                 driver: Driver | None) -> _Previous | None:
+def _online_load(
+    options: LoadOptions,
+    plan: InputPlan,
+    summary: LoadSummary,
+    sink: IssueSink,
+    stats: ParseStats,
+    progress: Progress,
+    digest: str,
+    driver: Driver | None,
+) -> _Previous | None:
     from kgqa.loaders.online import OnlineWriter
 
     with _driver(driver) as drv:
@@ -151,8 +168,9 @@ def _online_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, si
             return None
         previous = _Previous(existing.get("embedding_model") if existing else None)
         _begin(drv, summary, plan)
-        writer = OnlineWriter(drv, summary.kg, plan.default_name, batch_size=options.batch_size,
-                              spool_dir=_scratch_dir())
+        writer = OnlineWriter(
+            drv, summary.kg, plan.default_name, batch_size=options.batch_size, spool_dir=_scratch_dir()
+        )
         try:
             t0 = time.monotonic()
             _parse_all(plan, sink, stats, writer.add, progress)
@@ -170,14 +188,23 @@ def _online_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, si
         return previous
 
 
-def _bulk_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink: IssueSink,
-               stats: ParseStats, progress: Progress, digest: str) -> _Previous | None:
+def _bulk_load(
+    options: LoadOptions,
+    plan: InputPlan,
+    summary: LoadSummary,
+    sink: IssueSink,
+    stats: ParseStats,
+    progress: Progress,
+    digest: str,
+) -> _Previous | None:
     from kgqa.graph.server import ManagedServer
     from kgqa.loaders.bulk import BulkStager, neo4j_import, prepare
 
     if config.external_server() is not None:
-        raise KgqaError("--bulk imports with neo4j-admin into the managed local server, but NEO4J_URI points "
-                        "at another server: load it without --bulk")
+        raise KgqaError(
+            "--bulk imports with neo4j-admin into the managed local server, but NEO4J_URI points "
+            "at another server: load it without --bulk"
+        )
     server = ManagedServer()
     if server.pid() is None:
         progress.log("kgqa: starting the local Neo4j")
@@ -189,9 +216,11 @@ def _bulk_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink
         record = drv.execute_query(render("load/other_content"), kg=summary.kg).records[0]
         if record["kgs"] or record["foreign"]:
             held = ", ".join(sorted(record["kgs"])) or "nodes that belong to no KG"
-            raise KgqaError(f"--bulk imports into an empty database (neo4j-admin replaces it), but it "
-                            f"holds {held}; load without --bulk, or use a separate KGQA_HOME for the bulk "
-                            "import")
+            raise KgqaError(
+                f"--bulk imports into an empty database (neo4j-admin replaces it), but it "
+                f"holds {held}; load without --bulk, or use a separate KGQA_HOME for the bulk "
+                "import"
+            )
     staging = staging_dir(summary.kg)
     try:
         stager = BulkStager(staging)
@@ -222,14 +251,16 @@ def _bulk_load(options: LoadOptions, plan: InputPlan, summary: LoadSummary, sink
     return _Previous(None, files.labels_without_facts)
 
 
-def _skip_if_loaded(driver: Driver, existing: dict[str, Any] | None, summary: LoadSummary,
-                    options: LoadOptions, digest: str) -> bool:
+def _skip_if_loaded(
+    driver: Driver, existing: dict[str, Any] | None, summary: LoadSummary, options: LoadOptions, digest: str
+) -> bool:
     """True when a complete KG from the same input is in the graph as recorded (counts checked live)."""
     if existing is None:
         return False
     if existing.get("source") not in (None, summary.source):
-        raise KgqaError(f"KG {summary.kg!r} already holds a {existing['source']} graph; "
-                        f"choose another name with --kg")
+        raise KgqaError(
+            f"KG {summary.kg!r} already holds a {existing['source']} graph; choose another name with --kg"
+        )
     if existing.get("status") != "complete" or existing.get("fingerprint") != digest or options.force:
         return False
     live = live_counts(driver, summary.kg)
@@ -246,12 +277,18 @@ def _skip_if_loaded(driver: Driver, existing: dict[str, Any] | None, summary: Lo
 
 
 def _begin(driver: Driver, summary: LoadSummary, plan: InputPlan) -> None:
-    driver.execute_query(render("load/begin_kg"), kg=summary.kg, source=plan.source, format=plan.format,
-                         path=", ".join(summary.paths))
+    driver.execute_query(
+        render("load/begin_kg"),
+        kg=summary.kg,
+        source=plan.source,
+        format=plan.format,
+        path=", ".join(summary.paths),
+    )
 
 
-def _parse_all(plan: InputPlan, sink: IssueSink, stats: ParseStats, add: Callable[[Record], None],
-               progress: Progress) -> None:
+def _parse_all(
+    plan: InputPlan, sink: IssueSink, stats: ParseStats, add: Callable[[Record], None], progress: Progress
+) -> None:
     sizes = [f.path.stat().st_size for f in plan.files]
     offset = 0
     with progress.step("reading + writing", total=sum(sizes) or None, unit="triples") as step:
@@ -273,13 +310,24 @@ def _parse_all(plan: InputPlan, sink: IssueSink, stats: ParseStats, add: Callabl
             offset += size
         step.update(offset, items=stats.facts, force=True)
     if stats.facts == 0:
-        raise KgqaError("no facts found in " + ", ".join(str(p) for p in plan.paths)
-                        + (f" ({sink.count} malformed lines)" if sink.count else ""))
+        raise KgqaError(
+            "no facts found in "
+            + ", ".join(str(p) for p in plan.paths)
+            + (f" ({sink.count} malformed lines)" if sink.count else "")
+        )
 
 
-def _finish_with(options: LoadOptions, plan: InputPlan, summary: LoadSummary, previous: _Previous,
-                 digest: str, progress: Progress, embedder: Embedder | None, began: float,
-                 driver: Driver | None) -> LoadSummary:
+def _finish_with(
+    options: LoadOptions,
+    plan: InputPlan,
+    summary: LoadSummary,
+    previous: _Previous,
+    digest: str,
+    progress: Progress,
+    embedder: Embedder | None,
+    began: float,
+    driver: Driver | None,
+) -> LoadSummary:
     with _driver(driver if not options.bulk else None) as drv:
         summary.labels_without_facts = previous.labels_without_facts
         if previous.labels_without_facts:
@@ -301,9 +349,15 @@ def _finish_with(options: LoadOptions, plan: InputPlan, summary: LoadSummary, pr
         summary.relations = len(relations)
         summary.seconds = time.monotonic() - began
         drv.execute_query(
-            render("load/finish_kg"), kg=summary.kg, entities=summary.entities,
-            relationships=summary.relationships, relations=summary.relations, skipped=summary.skipped,
-            dropped=json.dumps(summary.dropped), embedding_model=summary.embedding_model, fingerprint=digest,
+            render("load/finish_kg"),
+            kg=summary.kg,
+            entities=summary.entities,
+            relationships=summary.relationships,
+            relations=summary.relations,
+            skipped=summary.skipped,
+            dropped=json.dumps(summary.dropped),
+            embedding_model=summary.embedding_model,
+            fingerprint=digest,
             seconds=round(summary.seconds, 2),
         )
     return summary
@@ -311,8 +365,9 @@ def _finish_with(options: LoadOptions, plan: InputPlan, summary: LoadSummary, pr
 
 def _write_relations(driver: Driver, kg: str, plan: InputPlan) -> list[str]:
     records = driver.execute_query(render("load/relation_counts"), kg=kg).records
-    rows = [{"name": r["name"], "count": int(r["count"]), "text": plan.relation_text(r["name"])}
-            for r in records]
+    rows = [
+        {"name": r["name"], "count": int(r["count"]), "text": plan.relation_text(r["name"])} for r in records
+    ]
     driver.execute_query(render("load/upsert_relations"), kg=kg, rows=rows)
     names = [row["name"] for row in rows]
     driver.execute_query(render("load/delete_stale_relations"), kg=kg, names=names)
@@ -329,8 +384,13 @@ class IndexReport:
     embedding_model: str
 
 
-def build_indexes(kg: str | None = None, missing_only: bool = False, progress: Progress | None = None,
-                  embedder: Embedder | None = None, driver: Driver | None = None) -> list[IndexReport]:
+def build_indexes(
+    kg: str | None = None,
+    missing_only: bool = False,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    driver: Driver | None = None,
+) -> list[IndexReport]:
     """Recomputes embeddings (all, or only the missing ones); makes sure every index exists and is ONLINE."""
     print_to = progress or Progress(enabled=False)
     reports = []

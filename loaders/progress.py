@@ -67,9 +67,16 @@ class Progress:
     def __enter__(self) -> Progress:
         if self.enabled:
             self._rich = RichProgress(
-                SpinnerColumn(), TextColumn("{task.description:<28}"), BarColumn(bar_width=28),
-                TaskProgressColumn(), _RateColumn(), TimeElapsedColumn(), TextColumn("eta"),
-                TimeRemainingColumn(), console=self.console, transient=False,
+                SpinnerColumn(),
+                TextColumn("{task.description:<28}"),
+                BarColumn(bar_width=28),
+                TaskProgressColumn(),
+                _RateColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=False,
             )
             self._rich.__enter__()
         return self

@@ -62,8 +62,9 @@ def _read_lines(path: Path, ctx: ParseContext, fmt: ox.RdfFormat) -> Iterator[tu
             ctx.on_bytes(counter.bytes_read)
 
 
-def _parse_one_by_one(lines: list[bytes], first: int, path: Path, ctx: ParseContext,
-                      fmt: ox.RdfFormat) -> Iterator[ox.Quad]:
+def _parse_one_by_one(
+    lines: list[bytes], first: int, path: Path, ctx: ParseContext, fmt: ox.RdfFormat
+) -> Iterator[ox.Quad]:
     for offset, line in enumerate(lines):
         try:
             parsed = list(ox.parse(line, fmt))

@@ -58,8 +58,9 @@ class IssueSink:
 
     probe = 10
 
-    def __init__(self, strict: bool = False, on_issue: Callable[[Issue], None] | None = None,
-                 keep: int = 1000) -> None:
+    def __init__(
+        self, strict: bool = False, on_issue: Callable[[Issue], None] | None = None, keep: int = 1000
+    ) -> None:
         self.strict = strict
         self.on_issue = on_issue
         self.keep = keep
@@ -89,8 +90,10 @@ class IssueSink:
         if self.strict:
             raise KgqaError(f"{issue} (--strict stops at the first malformed line)")
         if self._good_in_file == 0 and self._bad_in_file >= self.probe and self._format:
-            raise KgqaError(f"{issue.file} does not look like {self._format}: the first {self.probe} "
-                            f"lines are unreadable (line {issue.line}: {issue.reason})")
+            raise KgqaError(
+                f"{issue.file} does not look like {self._format}: the first {self.probe} "
+                f"lines are unreadable (line {issue.line}: {issue.reason})"
+            )
         self.count += 1
         if len(self.kept) < self.keep:
             self.kept.append(issue)

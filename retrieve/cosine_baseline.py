@@ -42,8 +42,9 @@ class CosineRetriever(Retriever):
 
     name = "cosine"
 
-    def __init__(self, driver: Driver, hops: int = DEFAULT_HOPS,
-                 max_candidates: int = DEFAULT_MAX_CANDIDATES) -> None:
+    def __init__(
+        self, driver: Driver, hops: int = DEFAULT_HOPS, max_candidates: int = DEFAULT_MAX_CANDIDATES
+    ) -> None:
         super().__init__(driver)
         self.hops = hops
         self.max_candidates = max_candidates
@@ -55,9 +56,15 @@ class CosineRetriever(Retriever):
         rows: list[tuple[str, str, str, float]] = []
         if topic_entities:
             records, _summary, _keys = self.driver.execute_query(
-                COSINE_QUERY, kg=kg, topicIds=[e.id for e in topic_entities], hops=int(self.hops),
-                maxCandidates=int(self.max_candidates), q=[float(x) for x in vector], k=int(k),
-                routing_=RoutingControl.READ)
+                COSINE_QUERY,
+                kg=kg,
+                topicIds=[e.id for e in topic_entities],
+                hops=int(self.hops),
+                maxCandidates=int(self.max_candidates),
+                q=[float(x) for x in vector],
+                k=int(k),
+                routing_=RoutingControl.READ,
+            )
             rows = [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
         scored = time.perf_counter()
         triplets, scores = dedup_scored(rows)
@@ -69,11 +76,20 @@ class CosineRetriever(Retriever):
                 if name not in topics and name not in ranked:
                     ranked[name] = score
         return Evidence(
-            question=question, method=self.name, kg=kg, topic_entities=topic_entities, triplets=triplets,
+            question=question,
+            method=self.name,
+            kg=kg,
+            topic_entities=topic_entities,
+            triplets=triplets,
             scores=scores,
-            metadata={"k": k, "candidate_hops": self.hops, "answer_candidates": list(ranked),
-                      "answer_scores": list(ranked.values())},
-            latency_ms={"question_embedding": (embedded - began) * 1000,
-                        "in_db_scoring": (scored - embedded) * 1000},
+            metadata={
+                "k": k,
+                "candidate_hops": self.hops,
+                "answer_candidates": list(ranked),
+                "answer_scores": list(ranked.values()),
+            },
+            latency_ms={
+                "question_embedding": (embedded - began) * 1000,
+                "in_db_scoring": (scored - embedded) * 1000,
+            },
         )
-

@@ -119,6 +119,7 @@ def _as_range(value: object) -> HopRange:
 
 # --- embeddings (question, relations, relation chains) ------------------------------------------------------
 
+
 def _embed(texts: Sequence[str]) -> np.ndarray:
     from kgqa.models.encoder import embed
 
@@ -206,6 +207,7 @@ def chain_text(chain: Sequence[Step]) -> str:
 
 # --- paths on the kept subgraph -----------------------------------------------------------------------------
 
+
 @dataclass
 class _Subgraph:
     ids: list[str]
@@ -215,8 +217,9 @@ class _Subgraph:
     adjacency: list[list[tuple[int, str, bool]]]  # node -> (neighbour, relation, forward)
 
 
-def _simple_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str],
-                  limit: int) -> list[tuple[list[int], list[Step]]]:
+def _simple_paths(
+    sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str], limit: int
+) -> list[tuple[list[int], list[Step]]]:
     """Every simple path of 1..hops hops from the sources, breadth first, through expandable nodes only."""
     topics = set(sources)
     out: list[tuple[list[int], list[Step]]] = []
@@ -239,8 +242,9 @@ def _simple_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: se
     return out
 
 
-def _shortest_paths(sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str], limit: int,
-                    per_node: int = 8) -> list[tuple[list[int], list[Step]]]:
+def _shortest_paths(
+    sub: _Subgraph, sources: Iterable[int], hops: int, allowed: set[str], limit: int, per_node: int = 8
+) -> list[tuple[list[int], list[Step]]]:
     """Shortest paths (at most ``hops`` hops) from the sources to every reached node, breadth first.
 
     A node reached by several shortest paths keeps up to ``per_node`` of them with distinct relation chains;
@@ -295,11 +299,17 @@ def _triplets(sub: _Subgraph, nodes: Sequence[int], steps: Sequence[Step]) -> li
 
 # --- the retriever ------------------------------------------------------------------------------------------
 
+
 class FragRetriever(Retriever):
     name = "frag"
 
-    def __init__(self, driver: Driver, config: FragConfig | None = None,
-                 hop_predictor: HopPredictor | None = None, hop_range: HopRange | None = None) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        config: FragConfig | None = None,
+        hop_predictor: HopPredictor | None = None,
+        hop_range: HopRange | None = None,
+    ) -> None:
         """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by
         default the project's classifier, loaded on first use."""
         super().__init__(driver)
@@ -310,8 +320,9 @@ class FragRetriever(Retriever):
 
     # hop range ---------------------------------------------------------------------------------------------
 
-    def predict_hop_range(self, question: str, topic_entities: Sequence[LinkedEntity]) -> tuple[HopRange, str,
-                                                                                               int | None]:
+    def predict_hop_range(
+        self, question: str, topic_entities: Sequence[LinkedEntity]
+    ) -> tuple[HopRange, str, int | None]:
         """(hop range, where it came from, predicted hop count if the classifier gives one)."""
         if self._hop_range is not None:
             return self._hop_range, "given", None
@@ -336,11 +347,11 @@ class FragRetriever(Retriever):
         cfg = self.config
         timings: dict[str, float] = {}
         began = time.perf_counter()
-        evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities),
-                            triplets=[])
+        evidence = Evidence(
+            question=question, method=self.name, kg=kg, topic_entities=list(topic_entities), triplets=[]
+        )
         hop_range, source, hops_predicted = self.predict_hop_range(question, topic_entities)
-        evidence.metadata.update({"hop_range": hop_range, "hop_range_source": source,
-                                  "config": asdict(cfg)})
+        evidence.metadata.update({"hop_range": hop_range, "hop_range_source": source, "config": asdict(cfg)})
         if hops_predicted is not None:
             evidence.metadata["hops_predicted"] = hops_predicted
         timings["frag_classify"] = _ms(began)
@@ -373,8 +384,9 @@ class FragRetriever(Retriever):
 
         mark = time.perf_counter()
         prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
-        ranked = self._rank(paths, sub, question_vector, word_match, prefer,
-                            one_per_node=hop_range == "complex")
+        ranked = self._rank(
+            paths, sub, question_vector, word_match, prefer, one_per_node=hop_range == "complex"
+        )
         timings["frag_rank"] = _ms(mark)
 
         kept = ranked[: cfg.keep_paths]
@@ -386,13 +398,15 @@ class FragRetriever(Retriever):
             for t in triplets:
                 seen.setdefault(t, None)
             answers.setdefault(sub.names[nodes[-1]], score)
-        evidence.triplets = list(seen)[: k] if k > 0 else list(seen)
-        evidence.metadata.update({
-            "answer_candidates": list(answers),
-            "answer_scores": list(answers.values()),
-            "path_scores": [score for score, _, _ in kept],
-            "relation_scores": relation_scores,
-        })
+        evidence.triplets = list(seen)[:k] if k > 0 else list(seen)
+        evidence.metadata.update(
+            {
+                "answer_candidates": list(answers),
+                "answer_scores": list(answers.values()),
+                "path_scores": [score for score, _, _ in kept],
+                "relation_scores": relation_scores,
+            }
+        )
         evidence.latency_ms.update(timings)
         return evidence
 
@@ -401,16 +415,26 @@ class FragRetriever(Retriever):
         cfg = self.config
         graph = projection_name()
         params: dict[str, Any] = {
-            "kg": kg, "topic_ids": topic_ids, "graph": graph, "max_degree": cfg.max_degree,
-            "max_fanout": cfg.max_fanout, "max_new": cfg.max_new, "max_nodes": cfg.max_nodes,
-            "keep_nodes": cfg.keep_nodes, "damping": cfg.damping, "max_iterations": cfg.max_iterations,
+            "kg": kg,
+            "topic_ids": topic_ids,
+            "graph": graph,
+            "max_degree": cfg.max_degree,
+            "max_fanout": cfg.max_fanout,
+            "max_new": cfg.max_new,
+            "max_nodes": cfg.max_nodes,
+            "keep_nodes": cfg.keep_nodes,
+            "damping": cfg.damping,
+            "max_iterations": cfg.max_iterations,
         }
         dropped = False
         try:
             records, _, _ = self.driver.execute_query(render("frag/neighbourhood", hops=hops), params)
             row = records[0]
-            stats = {"neighbourhood_nodes": int(row["neighbourhood"]), "ppr_pruned": bool(row["pruned"]),
-                     "projected_relationships": int(row["projected_relationships"])}
+            stats = {
+                "neighbourhood_nodes": int(row["neighbourhood"]),
+                "ppr_pruned": bool(row["pruned"]),
+                "projected_relationships": int(row["projected_relationships"]),
+            }
             if row["pruned"]:
                 records, _, _ = self.driver.execute_query(render("frag/ppr"), params)
                 row = records[0]
@@ -432,8 +456,9 @@ class FragRetriever(Retriever):
         stats.update({"kept_nodes": len(ids), "kept_edges": len(row["edges"])})
         return sub, stats
 
-    def _prune_relations(self, kg: str, query: str, question_vector: np.ndarray
-                         ) -> tuple[set[str], dict[str, float], _WordMatch]:
+    def _prune_relations(
+        self, kg: str, query: str, question_vector: np.ndarray
+    ) -> tuple[set[str], dict[str, float], _WordMatch]:
         """The ``keep_relations`` relations most similar to the question (their stored embeddings), and for
         every relation how well its best-matching question word matches it (a word like "director" says
         more about ``directed_by`` than the whole question does)."""
@@ -453,9 +478,15 @@ class FragRetriever(Retriever):
         word_match = _WordMatch(names, similarity)
         return set(scores), scores, word_match
 
-    def _rank(self, paths: Sequence[tuple[list[int], list[Step]]], sub: _Subgraph,
-              question_vector: np.ndarray, word_match: _WordMatch, prefer_hops: int | None = None,
-              one_per_node: bool = False) -> list[tuple[float, list[int], list[Step]]]:
+    def _rank(
+        self,
+        paths: Sequence[tuple[list[int], list[Step]]],
+        sub: _Subgraph,
+        question_vector: np.ndarray,
+        word_match: _WordMatch,
+        prefer_hops: int | None = None,
+        one_per_node: bool = False,
+    ) -> list[tuple[float, list[int], list[Step]]]:
         """Paths by similarity of their relation chain to the question, best first.
 
         A chain scores the similarity of its verbalisation to the question (entity removed), plus how well its
@@ -465,8 +496,10 @@ class FragRetriever(Retriever):
         chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
         texts = [chain_text(chain) for chain in chains]
         similarity = _CHAINS.get(texts) @ question_vector
-        chain_score = {chain: float(s) + word_match.score([r for r, _ in chain])
-                       for chain, s in zip(chains, similarity, strict=True)}
+        chain_score = {
+            chain: float(s) + word_match.score([r for r, _ in chain])
+            for chain, s in zip(chains, similarity, strict=True)
+        }
         # Within one chain: end nodes reached by more paths first (a director of two of the topic's films),
         # then by PageRank.
         multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}
@@ -477,8 +510,15 @@ class FragRetriever(Retriever):
         for i, (nodes, steps) in enumerate(paths):
             chain = tuple(steps)
             length_match = prefer_hops is None or len(steps) == prefer_hops
-            scored.append((length_match, round(chain_score[chain], 6), multiplicity[(chain, nodes[-1])],
-                           sub.ppr[nodes[-1]], i))
+            scored.append(
+                (
+                    length_match,
+                    round(chain_score[chain], 6),
+                    multiplicity[(chain, nodes[-1])],
+                    sub.ppr[nodes[-1]],
+                    i,
+                )
+            )
         scored.sort(key=lambda s: (not s[0], -s[1], -s[2], -s[3], s[4]))
         ranked = [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
         if one_per_node:  # complex: one shortest path per reached node, its most relevant one

@@ -168,8 +168,9 @@ class _Linker:
         self.driver = driver
         self.kg = kg
 
-    def _run(self, template: str, structure: dict[str, object] | None = None,
-             **params: object) -> list[dict[str, object]]:
+    def _run(
+        self, template: str, structure: dict[str, object] | None = None, **params: object
+    ) -> list[dict[str, object]]:
         query = render(template, **(structure or {}))
         records, _, _ = self.driver.execute_query(query, {"kg": self.kg, **params}, routing_="r")
         return [dict(r) for r in records]
@@ -204,8 +205,14 @@ class _Linker:
 
         lookups = _exact_lookups(tokens)
         query = _lucene_query(tokens, content)
-        rows = self._run("linking/candidates", {"fulltext": bool(query)}, names=list(lookups), query=query,
-                         limit=FULLTEXT_FETCH, keep=FULLTEXT_KEEP)
+        rows = self._run(
+            "linking/candidates",
+            {"fulltext": bool(query)},
+            names=list(lookups),
+            query=query,
+            limit=FULLTEXT_FETCH,
+            keep=FULLTEXT_KEEP,
+        )
         exact_rows: list[dict[str, str]] = rows[0]["exact"]  # type: ignore[assignment]
         hits: list[dict[str, str]] = rows[0]["hits"]  # type: ignore[assignment]
 
@@ -222,8 +229,18 @@ class _Linker:
                 # without any capitals in the question, "ringo lam" (a tag) and "Ringo Lam" (a person) are
                 # nearly equally exact: both are kept (see _resolve), the one typed as is first
                 quality = 1.0 if exact_case else 0.99 if not has_case else 0.96
-                add(_Candidate(str(row["id"]), str(row["name"]), i, j, "exact", quality, int(row["degree"]),
-                               tuple(row.get("types") or ())))
+                add(
+                    _Candidate(
+                        str(row["id"]),
+                        str(row["name"]),
+                        i,
+                        j,
+                        "exact",
+                        quality,
+                        int(row["degree"]),
+                        tuple(row.get("types") or ()),
+                    )
+                )
         for c in _align(hits, tokens):
             add(c)
         cues = _stems(t.norm for t in tokens)
@@ -343,8 +360,9 @@ def _align(hits: Sequence[dict[str, str]], tokens: Sequence[_Token]) -> list[_Ca
                 for window in by_length.get(length, ()):
                     # cheap necessary conditions first: a typo rarely hits both ends of a name, and each
                     # edit changes at most two letters of the alphabet used
-                    if (window[0] != target[0] and window[-1] != target[-1]) or \
-                            len(letters.symmetric_difference(window)) > 2 * bound:
+                    if (window[0] != target[0] and window[-1] != target[-1]) or len(
+                        letters.symmetric_difference(window)
+                    ) > 2 * bound:
                         continue
                     d = levenshtein(window, target, bound)
                     if d <= bound and (best is None or d < best[0]):
@@ -353,8 +371,18 @@ def _align(hits: Sequence[dict[str, str]], tokens: Sequence[_Token]) -> list[_Ca
                 continue
             i, j, _ = windows[best[1]]
             quality, how = 1 - 1.5 * best[0] / len(target), "fuzzy"
-        out.append(_Candidate(str(hit["id"]), name, i, j, how, quality, int(hit.get("degree") or 0),
-                              tuple(hit.get("types") or ())))
+        out.append(
+            _Candidate(
+                str(hit["id"]),
+                name,
+                i,
+                j,
+                how,
+                quality,
+                int(hit.get("degree") or 0),
+                tuple(hit.get("types") or ()),
+            )
+        )
     return out
 
 
@@ -363,8 +391,13 @@ def _stems(words: Iterable[str]) -> frozenset[str]:
     return frozenset(w[:4] for text in words for w in text.split() if len(w) >= 4)
 
 
-def _score(c: _Candidate, tokens: Sequence[_Token], content: Sequence[bool], has_case: bool,
-           cues: frozenset[str] = frozenset()) -> _Candidate:
+def _score(
+    c: _Candidate,
+    tokens: Sequence[_Token],
+    content: Sequence[bool],
+    has_case: bool,
+    cues: frozenset[str] = frozenset(),
+) -> _Candidate:
     """How likely the span means the entity: match quality x name-likeness of the span."""
     span = range(c.start, c.end)
     content_chars = sum(len(tokens[k].norm.replace(" ", "")) for k in span if content[k])
@@ -375,10 +408,17 @@ def _score(c: _Candidate, tokens: Sequence[_Token], content: Sequence[bool], has
     weight = content_chars + 0.4 * stop_chars
     score = c.match * (1 - 0.55 * math.exp(-weight / 6) - 0.15 * math.exp(-(name_words - 1)))
     # Capitals, when the question has any: sentence-initial words say nothing, so they are skipped.
-    judged = [k for k in span if (content[k] or content_words == 0) and tokens[k].norm and k > 0
-              and not (k > c.start and tokens[k].norm in _MINOR)]
-    capital = [tokens[k].text.lstrip(_OUTER_PUNCT)[:1].isupper() or tokens[k].norm[:1].isdigit()
-               for k in judged]
+    judged = [
+        k
+        for k in span
+        if (content[k] or content_words == 0)
+        and tokens[k].norm
+        and k > 0
+        and not (k > c.start and tokens[k].norm in _MINOR)
+    ]
+    capital = [
+        tokens[k].text.lstrip(_OUTER_PUNCT)[:1].isupper() or tokens[k].norm[:1].isdigit() for k in judged
+    ]
     capitalised = has_case and bool(capital) and all(capital)
     if content_words == 0:  # only question words ("what", "movies", "star"): rarely the entity meant
         score *= 0.6 if capitalised else 0.25
@@ -412,16 +452,26 @@ def _resolve(candidates: list[_Candidate], tokens: Sequence[_Token], max_entitie
         if c.id in seen:
             continue
         # Same words, other entity ("ringo lam" the tag, "Ringo Lam" the person): both stand, best first.
-        twin = any(o.start == c.start and o.end == c.end and c.score >= TWIN_RATIO * o.score
-                   and normalize(o.name) == normalize(c.name) for o in chosen)
+        twin = any(
+            o.start == c.start
+            and o.end == c.end
+            and c.score >= TWIN_RATIO * o.score
+            and normalize(o.name) == normalize(c.name)
+            for o in chosen
+        )
         if not twin and any(c.start < e and s < c.end for s, e in taken):
             continue
         chosen.append(c)
         taken.append((c.start, c.end))
         seen.add(c.id)
     return [
-        LinkedEntity(c.id, c.name, round(min(c.score, 1.0), 4), c.how,
-                     " ".join(t.text for t in tokens[c.start:c.end]).strip(_OUTER_PUNCT))
+        LinkedEntity(
+            c.id,
+            c.name,
+            round(min(c.score, 1.0), 4),
+            c.how,
+            " ".join(t.text for t in tokens[c.start : c.end]).strip(_OUTER_PUNCT),
+        )
         for c in chosen
     ]
 

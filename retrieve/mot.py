@@ -14,8 +14,9 @@ from kgqa.retrieve.evidence import Triplet
 from neo4j import Driver, RoutingControl
 
 
-def dedup_order_with_distance(driver: Driver, triplets: Iterable[Sequence[str]],
-                              topic_names: Iterable[str]) -> list[tuple[Triplet, int | None]]:
+def dedup_order_with_distance(
+    driver: Driver, triplets: Iterable[Sequence[str]], topic_names: Iterable[str]
+) -> list[tuple[Triplet, int | None]]:
     """Merged, deduplicated triplets in BFS order, each with its distance (None: not connected to a topic)."""
     payload = [[str(head), str(relation), str(tail)] for head, relation, tail in triplets]
     if not payload:
@@ -28,7 +29,8 @@ def dedup_order_with_distance(driver: Driver, triplets: Iterable[Sequence[str]],
     return [((r["head"], r["relation"], r["tail"]), r["distance"]) for r in records]
 
 
-def dedup_order(driver: Driver, triplets: Iterable[Sequence[str]],
-                topic_names: Iterable[str]) -> list[Triplet]:
+def dedup_order(
+    driver: Driver, triplets: Iterable[Sequence[str]], topic_names: Iterable[str]
+) -> list[Triplet]:
     """Merged, deduplicated triplets in BFS order from the topic entities (SG-RAG MOT)."""
     return [triplet for triplet, _distance in dedup_order_with_distance(driver, triplets, topic_names)]

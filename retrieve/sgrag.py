@@ -44,8 +44,11 @@ DEFAULT_MAX_TYPES = 3  # question types tried, best first, until one matches
 def sgrag_qtypes() -> frozenset[str]:
     """Question types that have a template (``_``-prefixed files are shared macros)."""
     prefix = f"{TEMPLATE_DIR}/"
-    return frozenset(n.removeprefix(prefix) for n in template_names()
-                     if n.startswith(prefix) and not n.removeprefix(prefix).startswith("_"))
+    return frozenset(
+        n.removeprefix(prefix)
+        for n in template_names()
+        if n.startswith(prefix) and not n.removeprefix(prefix).startswith("_")
+    )
 
 
 @dataclass
@@ -58,8 +61,9 @@ class TemplateMatch:
     truncated: bool = False  # the $max_paths guard was hit
 
 
-def run_template(driver: Driver, qtype: str, kg: str, topic_ids: Sequence[str],
-                 max_paths: int = DEFAULT_MAX_PATHS) -> TemplateMatch:
+def run_template(
+    driver: Driver, qtype: str, kg: str, topic_ids: Sequence[str], max_paths: int = DEFAULT_MAX_PATHS
+) -> TemplateMatch:
     """Runs ``cypher_templates/sgrag/<qtype>`` for the topic entity ids."""
     if qtype not in sgrag_qtypes():
         raise ValueError(f"no SG-RAG template for question type {qtype!r}")
@@ -86,8 +90,9 @@ def rank_answers(match: TemplateMatch) -> tuple[list[str], list[int], dict[str, 
     return ranked, [support[a] for a in ranked], first_path
 
 
-def select_paths(match: TemplateMatch, answers: Sequence[str], first_path: dict[str, int],
-                 k: int) -> tuple[list[int], int]:
+def select_paths(
+    match: TemplateMatch, answers: Sequence[str], first_path: dict[str, int], k: int
+) -> tuple[list[int], int]:
     """Path indexes for the evidence: one per answer first (always kept), then others while <= k triplets."""
     chosen: list[int] = []
     triplets: set[Triplet] = set()
@@ -113,7 +118,8 @@ def entity_ids_by_name(driver: Driver, kg: str, names: Sequence[str]) -> dict[st
         return {}
     records, _summary, _keys = driver.execute_query(
         "UNWIND $names AS name MATCH (e:Entity {kg: $kg, name: name}) RETURN e.name AS name, e.id AS id",
-        {"kg": kg, "names": list(dict.fromkeys(names))}, routing_=RoutingControl.READ,
+        {"kg": kg, "names": list(dict.fromkeys(names))},
+        routing_=RoutingControl.READ,
     )
     return {str(r["name"]): str(r["id"]) for r in records}
 
@@ -122,8 +128,9 @@ def bracket_names(question: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).strip() for m in BRACKET.finditer(question)))
 
 
-def bracket_topic_entities(driver: Driver, question: str, kg: str,
-                           known: dict[str, str] | None = None) -> list[LinkedEntity]:
+def bracket_topic_entities(
+    driver: Driver, question: str, kg: str, known: dict[str, str] | None = None
+) -> list[LinkedEntity]:
     """Topic entities from MetaQA ``[brackets]`` by exact name (tests/benchmarks; real linking is elsewhere).
 
     ``known`` (name -> id, from :func:`entity_ids_by_name`) saves the lookup when names were resolved in bulk.
@@ -136,8 +143,13 @@ def bracket_topic_entities(driver: Driver, question: str, kg: str,
 class SgragRetriever(Retriever):
     name = "sgrag"
 
-    def __init__(self, driver: Driver, classifiers: QuestionClassifiers | None = None,
-                 max_paths: int = DEFAULT_MAX_PATHS, max_types: int = DEFAULT_MAX_TYPES) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        classifiers: QuestionClassifiers | None = None,
+        max_paths: int = DEFAULT_MAX_PATHS,
+        max_types: int = DEFAULT_MAX_TYPES,
+    ) -> None:
         super().__init__(driver)
         self._classifiers = classifiers
         self.max_paths = max_paths
@@ -158,13 +170,22 @@ class SgragRetriever(Retriever):
         prediction = self.classify(question, topic_entities)
         classified = time.perf_counter()
         metadata: dict[str, object] = {
-            "qtype": prediction.qtype, "hops": prediction.hops, "hop_range": hop_range(prediction.hops),
-            "qtype_classified": prediction.qtype, "qtype_score": prediction.score,
+            "qtype": prediction.qtype,
+            "hops": prediction.hops,
+            "hop_range": hop_range(prediction.hops),
+            "qtype_classified": prediction.qtype,
+            "qtype_score": prediction.score,
             "qtype_ranked": [[q, round(s, 4)] for q, s in prediction.ranked],
             "answer_candidates": [],
         }
-        evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities),
-                            triplets=[], metadata=metadata)
+        evidence = Evidence(
+            question=question,
+            method=self.name,
+            kg=kg,
+            topic_entities=list(topic_entities),
+            triplets=[],
+            metadata=metadata,
+        )
         if not topic_entities:
             metadata["reason"] = "no topic entity was linked"
             evidence.latency_ms["classify"] = (classified - began) * 1000
@@ -194,19 +215,30 @@ class SgragRetriever(Retriever):
 
         total = max(1, len(match.paths))
         used = match.qtype if match.paths else prediction.qtype  # nothing matched: report the classifier's
-        metadata.update({
-            "qtype": used, "hops": qtype_hops(used), "hop_range": hop_range(qtype_hops(used)),
-            "qtype_classified": prediction.qtype, "qtypes_tried": tried,
-            "template": f"{TEMPLATE_DIR}/{used}",
-            "answer_candidates": answers, "answer_support": support,
-            "answer_scores": [s / total for s in support],
-            "paths_matched": len(match.paths), "paths_in_evidence": len(paths),
-            "paths_truncated": match.truncated,
-            "k_exceeded_to_keep_answers": len(evidence.triplets) > k,
-        })
+        metadata.update(
+            {
+                "qtype": used,
+                "hops": qtype_hops(used),
+                "hop_range": hop_range(qtype_hops(used)),
+                "qtype_classified": prediction.qtype,
+                "qtypes_tried": tried,
+                "template": f"{TEMPLATE_DIR}/{used}",
+                "answer_candidates": answers,
+                "answer_support": support,
+                "answer_scores": [s / total for s in support],
+                "paths_matched": len(match.paths),
+                "paths_in_evidence": len(paths),
+                "paths_truncated": match.truncated,
+                "k_exceeded_to_keep_answers": len(evidence.triplets) > k,
+            }
+        )
         if not match.paths:
             metadata["reason"] = f"no path of types {tried} starts at the topic entities"
-        evidence.latency_ms.update({"classify": (classified - began) * 1000,
-                                    "template": (matched - classified) * 1000,
-                                    "mot": (ordered - matched) * 1000})
+        evidence.latency_ms.update(
+            {
+                "classify": (classified - began) * 1000,
+                "template": (matched - classified) * 1000,
+                "mot": (ordered - matched) * 1000,
+            }
+        )
         return evidence

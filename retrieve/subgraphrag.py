@@ -78,8 +78,9 @@ def dedup_scored(rows: Sequence[tuple[str, str, str, float]]) -> tuple[list[Trip
     return triplets, scores
 
 
-def answer_candidates(triplets: Sequence[Triplet], scores: Sequence[float],
-                      topic_names: Sequence[str]) -> tuple[list[str], list[float]]:
+def answer_candidates(
+    triplets: Sequence[Triplet], scores: Sequence[float], topic_names: Sequence[str]
+) -> tuple[list[str], list[float]]:
     """Entities of the scored triplets, topic entities excluded, ranked by a leaf rule.
 
     Each entity e gets ``p_in(e) * (1 - p_out(e))``: p_in is the best (sigmoid) score of a triplet that
@@ -131,8 +132,9 @@ def answer_candidates(triplets: Sequence[Triplet], scores: Sequence[float],
     return [node for _k, _p, node, _v in ranked], [value for _k, _p, _n, value in ranked]
 
 
-def select_answers(names: Sequence[str], values: Sequence[float],
-                   relative: float = ANSWER_RELATIVE) -> tuple[list[str], list[float]]:
+def select_answers(
+    names: Sequence[str], values: Sequence[float], relative: float = ANSWER_RELATIVE
+) -> tuple[list[str], list[float]]:
     """The answer set read off ``answer_candidates``: every candidate within ``relative`` of the best value
     (at least the best one). The extractive answerer takes ``metadata["answer_candidates"]`` as the answer
     set, so it gets this, not the whole ranking."""
@@ -148,20 +150,31 @@ class SubgraphRagRetriever(Retriever):
 
     name = "subgraphrag"
 
-    def __init__(self, driver: Driver, model: str = DEFAULT_MODEL, hops: int | None = None,
-                 max_candidates: int | None = None, include_seed: bool | None = None) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        model: str = DEFAULT_MODEL,
+        hops: int | None = None,
+        max_candidates: int | None = None,
+        include_seed: bool | None = None,
+    ) -> None:
         super().__init__(driver)
         self.model = model
         self.hops = hops
         self.max_candidates = max_candidates
         self.include_seed = include_seed
 
-    def config(self, kg: str, k: int, topic_ids: Sequence[str],
-               question_vector: np.ndarray) -> dict[str, Any]:
+    def config(
+        self, kg: str, k: int, topic_ids: Sequence[str], question_vector: np.ndarray
+    ) -> dict[str, Any]:
         """The procedure's configuration map; unset options fall back to the model's meta.json."""
-        config: dict[str, Any] = {"k": int(k), "kg": kg, "model": self.model,
-                                  "topicEntities": list(topic_ids),
-                                  "questionEmbedding": [float(x) for x in question_vector]}
+        config: dict[str, Any] = {
+            "k": int(k),
+            "kg": kg,
+            "model": self.model,
+            "topicEntities": list(topic_ids),
+            "questionEmbedding": [float(x) for x in question_vector],
+        }
         if self.hops is not None:
             config["hops"] = int(self.hops)
         if self.max_candidates is not None:
@@ -179,9 +192,11 @@ class SubgraphRagRetriever(Retriever):
         rows: list[tuple[str, str, str, float]] = []
         if topic_entities:
             records, _summary, _keys = self.driver.execute_query(
-                RETRIEVE_QUERY, question=question_text(question),
+                RETRIEVE_QUERY,
+                question=question_text(question),
                 config=self.config(kg, k, [e.id for e in topic_entities], vector),
-                routing_=RoutingControl.READ)
+                routing_=RoutingControl.READ,
+            )
             rows = [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
         scored = time.perf_counter()
         triplets, scores = dedup_scored(rows)
@@ -189,11 +204,21 @@ class SubgraphRagRetriever(Retriever):
         ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
         candidates, candidate_scores = select_answers(ranked, ranked_scores)
         return Evidence(
-            question=question, method=self.name, kg=kg, topic_entities=topic_entities, triplets=triplets,
+            question=question,
+            method=self.name,
+            kg=kg,
+            topic_entities=topic_entities,
+            triplets=triplets,
             scores=scores,
-            metadata={"model": self.model, "k": k, "answer_candidates": candidates,
-                      "answer_scores": candidate_scores,
-                      **({"candidate_hops": self.hops} if self.hops is not None else {})},
-            latency_ms={"question_embedding": (embedded - began) * 1000,
-                        "in_db_scoring": (scored - embedded) * 1000},
+            metadata={
+                "model": self.model,
+                "k": k,
+                "answer_candidates": candidates,
+                "answer_scores": candidate_scores,
+                **({"candidate_hops": self.hops} if self.hops is not None else {}),
+            },
+            latency_ms={
+                "question_embedding": (embedded - began) * 1000,
+                "in_db_scoring": (scored - embedded) * 1000,
+            },
         )

@@ -10,9 +10,14 @@ from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 
 
 def evidence(triplets: list[Triplet], topics: list[str], method: str = "sgrag", **kw: Any) -> Evidence:
-    return Evidence(question="q?", method=method, kg="test",
-                    topic_entities=[LinkedEntity(id=t, name=t, score=1.0, how="given") for t in topics],
-                    triplets=triplets, **kw)
+    return Evidence(
+        question="q?",
+        method=method,
+        kg="test",
+        topic_entities=[LinkedEntity(id=t, name=t, score=1.0, how="given") for t in topics],
+        triplets=triplets,
+        **kw,
+    )
 
 
 LEE_PACE_2HOP = [
@@ -26,8 +31,11 @@ LEE_PACE_2HOP = [
 
 
 def test_one_hop_answers_are_the_far_ends_never_the_topic() -> None:
-    ev = evidence([("Lee Pace", "starred_in", "Film A"), ("Film B", "starred_actors", "Lee Pace")],
-                  ["Lee Pace"], metadata={"hops": 1})
+    ev = evidence(
+        [("Lee Pace", "starred_in", "Film A"), ("Film B", "starred_actors", "Lee Pace")],
+        ["Lee Pace"],
+        metadata={"hops": 1},
+    )
     result = answer_extractive(ev)
     assert result.answers == ["Film A", "Film B"]  # first appearance breaks the tie
     assert result.scores == [1.0, 1.0]
@@ -39,8 +47,10 @@ def test_two_hop_prefers_the_requested_depth_and_ranks_by_support() -> None:
     assert result.answers == ["Dir 1", "Dir 2"]  # Dir 1 is reached through two films
     assert result.scores == [1.0, 0.5]
     assert result.explanation["strategy"] == "layers"
-    assert result.explanation["evidence"]["Dir 2"] == [["Film B", "starred_actors", "Lee Pace"],
-                                                       ["Film B", "directed_by", "Dir 2"]]
+    assert result.explanation["evidence"]["Dir 2"] == [
+        ["Film B", "starred_actors", "Lee Pace"],
+        ["Film B", "directed_by", "Dir 2"],
+    ]
 
 
 def test_without_hops_the_deepest_layer_is_the_far_end() -> None:
@@ -86,8 +96,11 @@ def test_wrong_kind_walks_of_the_right_length_are_not_answers() -> None:
 
 def test_walks_never_pass_back_through_the_topic() -> None:
     # co-stars of Ann: the walk Ann -> Film -> Ann is not allowed, and Ann is never an answer.
-    triplets = [("Film", "starred_actors", "Ann"), ("Film", "starred_actors", "Bob"),
-                ("Film", "starred_actors", "Cat")]
+    triplets = [
+        ("Film", "starred_actors", "Ann"),
+        ("Film", "starred_actors", "Bob"),
+        ("Film", "starred_actors", "Cat"),
+    ]
     result = answer_extractive(evidence(triplets, ["Ann"], metadata={"hops": 2}))
     assert result.answers == ["Bob", "Cat"]
 
@@ -108,14 +121,18 @@ def test_requested_depth_beyond_the_evidence_falls_back_to_the_deepest_layer() -
 
 
 def test_answer_candidates_from_the_retriever_are_trusted_in_order() -> None:
-    ev = evidence(LEE_PACE_2HOP, ["Lee Pace"],
-                  metadata={"answer_candidates": ["Dir 2", "Lee Pace", "Dir 1", "Dir 2"], "hops": 2})
+    ev = evidence(
+        LEE_PACE_2HOP,
+        ["Lee Pace"],
+        metadata={"answer_candidates": ["Dir 2", "Lee Pace", "Dir 1", "Dir 2"], "hops": 2},
+    )
     result = answer_extractive(ev)
     assert result.answers == ["Dir 2", "Dir 1"]
     assert result.explanation["strategy"] == "answer_candidates"
     assert result.explanation["dropped_topic_entities"] == ["Lee Pace"]
-    scored = answer_extractive(evidence([], ["Q"], metadata={"answer_candidates": ["a", "b"],
-                                                             "answer_scores": [0.9, 0.4]}))
+    scored = answer_extractive(
+        evidence([], ["Q"], metadata={"answer_candidates": ["a", "b"], "answer_scores": [0.9, 0.4]})
+    )
     assert scored.answers == ["a", "b"] and scored.scores == [0.9, 0.4]
 
 
@@ -124,8 +141,13 @@ def test_paths_answers_are_end_points_walked_from_the_topic() -> None:
     p2 = [("Lee Pace", "acted_in", "Film B"), ("Film B", "directed_by", "Dir 2")]
     p3 = [("Film C", "starred_actors", "Lee Pace")]  # 1 hop: an intermediate, not a 2-hop answer
     p4 = [("Film C", "starred_actors", "Lee Pace"), ("Film C", "directed_by", "Dir 2")]
-    ev = evidence([t for p in (p1, p2, p3, p4) for t in p], ["Lee Pace"], method="frag",
-                  paths=[p1, p2, p3, p4], metadata={"hops": 2})
+    ev = evidence(
+        [t for p in (p1, p2, p3, p4) for t in p],
+        ["Lee Pace"],
+        method="frag",
+        paths=[p1, p2, p3, p4],
+        metadata={"hops": 2},
+    )
     result = answer_extractive(ev)
     assert result.answers == ["Dir 1", "Dir 2"]
     assert result.scores == [1.0, 0.5]  # 1 / (1 + rank of the best path)
@@ -135,8 +157,13 @@ def test_paths_answers_are_end_points_walked_from_the_topic() -> None:
 
 def test_path_scores_then_frequency_then_order() -> None:
     paths = [[("Q", "r", "X")], [("Q", "r", "Y")], [("Q", "s", "Y")], [("Q", "r", "Z")], [("Q", "r", "Q2")]]
-    ev = evidence([p[0] for p in paths], ["Q", "Q2"], method="frag", paths=paths,
-                  metadata={"path_scores": [0.5, 0.5, 0.3, 0.9, 1.0]})
+    ev = evidence(
+        [p[0] for p in paths],
+        ["Q", "Q2"],
+        method="frag",
+        paths=paths,
+        metadata={"path_scores": [0.5, 0.5, 0.3, 0.9, 1.0]},
+    )
     result = answer_extractive(ev)
     assert result.answers == ["Z", "Y", "X"]  # Q2 is a topic entity; Y beats X on frequency at equal score
     assert result.scores == [0.9, 0.5, 0.5]

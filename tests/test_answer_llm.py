@@ -61,15 +61,28 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if reply.delay:
                 time.sleep(reply.delay)
             if reply.status != 200:
-                self._send(reply.status, {"error": {"message": f"scripted failure {reply.status}",
-                                                    "type": "server_error"}})
+                self._send(
+                    reply.status,
+                    {"error": {"message": f"scripted failure {reply.status}", "type": "server_error"}},
+                )
                 return
-            self._send(200, {
-                "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": reply.content}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            })
+            self._send(
+                200,
+                {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": reply.content},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                },
+            )
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
@@ -99,14 +112,19 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def evidence(method: str = "sgrag", triplets: list[tuple[str, str, str]] | None = None) -> Evidence:
-    return Evidence(question="who directed the films that Lee Pace starred in?", method=method, kg="test",
-                    topic_entities=[LinkedEntity("Lee Pace", "Lee Pace", 1.0, "given")],
-                    triplets=list(TRIPLETS if triplets is None else triplets))
+    return Evidence(
+        question="who directed the films that Lee Pace starred in?",
+        method=method,
+        kg="test",
+        topic_entities=[LinkedEntity("Lee Pace", "Lee Pace", 1.0, "given")],
+        triplets=list(TRIPLETS if triplets is None else triplets),
+    )
 
 
 def answerer(url: str, sleeps: list[float] | None = None, **overrides: Any) -> LLMAnswerer:
-    config = LLMConfig(model="test-model", base_url=url, api_key="sk-test", timeout_s=5, max_retries=3,
-                       backoff_s=0.01)
+    config = LLMConfig(
+        model="test-model", base_url=url, api_key="sk-test", timeout_s=5, max_retries=3, backoff_s=0.01
+    )
     for key, value in overrides.items():
         setattr(config, key, value)
     recorded = sleeps if sleeps is not None else []
@@ -119,8 +137,9 @@ def answerer(url: str, sleeps: list[float] | None = None, **overrides: Any) -> L
 
 
 def test_round_trip_parses_ans_lines_and_maps_to_evidence_names(fake: FakeOpenAI) -> None:
-    fake.replies = [Reply(content="The films are Film A and The Fall.\n"
-                                  "ans: tarsem singh\nans: Barry Sonnenfeld.")]
+    fake.replies = [
+        Reply(content="The films are Film A and The Fall.\nans: tarsem singh\nans: Barry Sonnenfeld.")
+    ]
     result = answerer(fake.url).answer(evidence("subgraphrag"))
     assert result.answers == ["Tarsem Singh", "Barry Sonnenfeld"]
     assert result.scores == [1.0, 0.5]
@@ -134,11 +153,14 @@ def test_round_trip_parses_ans_lines_and_maps_to_evidence_names(fake: FakeOpenAI
     assert "(The Fall, directed_by, Tarsem Singh)" in body["messages"][-1]["content"]
 
 
-@pytest.mark.parametrize("method, marker", [
-    ("frag", "Lee Pace <- starred_actors <- The Fall"),
-    ("sgrag", "The Fall|directed_by|Tarsem Singh"),
-    ("simgrag", "The Fall|directed_by|Tarsem Singh"),
-])
+@pytest.mark.parametrize(
+    "method, marker",
+    [
+        ("frag", "Lee Pace <- starred_actors <- The Fall"),
+        ("sgrag", "The Fall|directed_by|Tarsem Singh"),
+        ("simgrag", "The Fall|directed_by|Tarsem Singh"),
+    ],
+)
 def test_prompt_style_sent_follows_the_method(fake: FakeOpenAI, method: str, marker: str) -> None:
     result = answerer(fake.url).answer(evidence(method))
     assert result.answers == ["Tarsem Singh"]
@@ -168,8 +190,12 @@ def test_empty_evidence_needs_no_endpoint_at_all() -> None:
 
 
 def test_retries_5xx_with_exponential_backoff(fake: FakeOpenAI) -> None:
-    fake.replies = [Reply(status=500), Reply(status=503), Reply(status=429),
-                    Reply(content="ans: Tarsem Singh")]
+    fake.replies = [
+        Reply(status=500),
+        Reply(status=503),
+        Reply(status=429),
+        Reply(content="ans: Tarsem Singh"),
+    ]
     sleeps: list[float] = []
     result = answerer(fake.url, sleeps, backoff_s=0.05).answer(evidence())
     assert result.answers == ["Tarsem Singh"]
@@ -238,8 +264,9 @@ def test_endpoint_down_is_a_clear_one_line_error() -> None:
     assert sleeps == [0.01, 0.02]
 
 
-def test_config_from_env_and_the_answer_entry_point(fake: FakeOpenAI,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_from_env_and_the_answer_entry_point(
+    fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     monkeypatch.setenv("KGQA_LLM_TIMEOUT", "7.5")

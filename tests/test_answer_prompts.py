@@ -24,9 +24,14 @@ TRIPLETS: list[Triplet] = [
 
 
 def evidence(method: str, paths: list[list[Triplet]] | None = None) -> Evidence:
-    return Evidence(question="who directed the films that Lee Pace starred in?", method=method, kg="test",
-                    topic_entities=[LinkedEntity("Lee Pace", "Lee Pace", 1.0, "given")],
-                    triplets=list(TRIPLETS), paths=paths or [])
+    return Evidence(
+        question="who directed the films that Lee Pace starred in?",
+        method=method,
+        kg="test",
+        topic_entities=[LinkedEntity("Lee Pace", "Lee Pace", 1.0, "given")],
+        triplets=list(TRIPLETS),
+        paths=paths or [],
+    )
 
 
 def test_style_follows_the_method() -> None:
@@ -86,19 +91,24 @@ def test_max_items_caps_the_prompt() -> None:
     assert content.count("|") == 2
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("ans: Tarsem Singh\nans: Barry Sonnenfeld", ["Tarsem Singh", "Barry Sonnenfeld"]),
-    ("Let's think.\n\n**ans:** Tarsem Singh\n- Ans : Barry Sonnenfeld.\n",
-     ["Tarsem Singh", "Barry Sonnenfeld"]),
-    ("1. ans: `Tarsem Singh`\n2. ANS: \"Barry Sonnenfeld\"", ["Tarsem Singh", "Barry Sonnenfeld"]),
-    ("ans: Tarsem Singh ans: Barry Sonnenfeld", ["Tarsem Singh", "Barry Sonnenfeld"]),
-    ("ans: Tarsem Singh\nans: Tarsem Singh\nans: not available", ["Tarsem Singh"]),
-    ("ans: not available", []),
-    ("The answer is: Tarsem Singh", ["Tarsem Singh"]),
-    ("Answer: Tarsem Singh", ["Tarsem Singh"]),
-    ("I could not find it.", []),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("ans: Tarsem Singh\nans: Barry Sonnenfeld", ["Tarsem Singh", "Barry Sonnenfeld"]),
+        (
+            "Let's think.\n\n**ans:** Tarsem Singh\n- Ans : Barry Sonnenfeld.\n",
+            ["Tarsem Singh", "Barry Sonnenfeld"],
+        ),
+        ('1. ans: `Tarsem Singh`\n2. ANS: "Barry Sonnenfeld"', ["Tarsem Singh", "Barry Sonnenfeld"]),
+        ("ans: Tarsem Singh ans: Barry Sonnenfeld", ["Tarsem Singh", "Barry Sonnenfeld"]),
+        ("ans: Tarsem Singh\nans: Tarsem Singh\nans: not available", ["Tarsem Singh"]),
+        ("ans: not available", []),
+        ("The answer is: Tarsem Singh", ["Tarsem Singh"]),
+        ("Answer: Tarsem Singh", ["Tarsem Singh"]),
+        ("I could not find it.", []),
+        ("", []),
+    ],
+)
 def test_parse_answers_is_robust_to_messy_output(text: str, expected: list[str]) -> None:
     assert parse_answers(text) == expected
 

@@ -36,18 +36,25 @@ def classifiers(neo4j_env, shared_data: Path) -> QuestionClassifiers:  # type: i
     return load_or_train_question_classifiers()
 
 
-@pytest.mark.parametrize(("question", "qtype"), [
-    ("who directed [Titanic]", "movie_to_director"),
-    ("what movies did [Tom Hanks] act in", "actor_to_movie"),
-    ("what genre is [Kismet]", "movie_to_genre"),
-    ("which films can be described by [time travel]", "tag_to_movie"),
-    ("who are the co-stars of [Lee Pace]", "actor_to_movie_to_actor"),
-    ("when were the movies directed by [Sam Mendes] released", "director_to_movie_to_year"),
-    ("the films that share actors with the film [Creepshow] were in which languages",
-     "movie_to_actor_to_movie_to_language"),
-    ("who wrote the films directed by the director of [Black Snake Moan]",
-     "movie_to_director_to_movie_to_writer"),
-])
+@pytest.mark.parametrize(
+    ("question", "qtype"),
+    [
+        ("who directed [Titanic]", "movie_to_director"),
+        ("what movies did [Tom Hanks] act in", "actor_to_movie"),
+        ("what genre is [Kismet]", "movie_to_genre"),
+        ("which films can be described by [time travel]", "tag_to_movie"),
+        ("who are the co-stars of [Lee Pace]", "actor_to_movie_to_actor"),
+        ("when were the movies directed by [Sam Mendes] released", "director_to_movie_to_year"),
+        (
+            "the films that share actors with the film [Creepshow] were in which languages",
+            "movie_to_actor_to_movie_to_language",
+        ),
+        (
+            "who wrote the films directed by the director of [Black Snake Moan]",
+            "movie_to_director_to_movie_to_writer",
+        ),
+    ],
+)
 def test_qtype_sanity(classifiers: QuestionClassifiers, question: str, qtype: str) -> None:
     prediction = classifiers.predict_qtype(question)
     assert prediction.qtype == qtype, prediction.ranked
@@ -61,11 +68,14 @@ def test_without_brackets_the_linked_span_is_masked(classifiers: QuestionClassif
     assert prediction.qtype == "actor_to_movie"
 
 
-@pytest.mark.parametrize(("question", "hops"), [
-    ("what language is [Amélie] in", 1),
-    ("which person directed the movies starred by [John Krasinski]", 2),
-    ("who starred movies for the director of [Written on the Wind]", 3),
-])
+@pytest.mark.parametrize(
+    ("question", "hops"),
+    [
+        ("what language is [Amélie] in", 1),
+        ("which person directed the movies starred by [John Krasinski]", 2),
+        ("who starred movies for the director of [Written on the Wind]", 3),
+    ],
+)
 def test_hops_and_range(classifiers: QuestionClassifiers, question: str, hops: int) -> None:
     prediction = classifiers.predict_hops(question)
     assert prediction.hops == hops
@@ -84,8 +94,9 @@ def test_saved_metadata_is_honest(classifiers: QuestionClassifiers) -> None:
 
 
 def test_train_save_load_roundtrip(tmp_path: Path, shared_data: Path) -> None:
-    trained = train_question_classifiers(data_root=shared_data / "metaqa", out_dir=tmp_path, seed=7,
-                                         fills_per_pattern=0, use_ntm=False)
+    trained = train_question_classifiers(
+        data_root=shared_data / "metaqa", out_dir=tmp_path, seed=7, fills_per_pattern=0, use_ntm=False
+    )
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert meta["seed"] == 7 and meta["use_ntm"] is False
     loaded = load_question_classifiers(tmp_path)

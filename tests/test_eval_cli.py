@@ -25,8 +25,9 @@ NEIGHBOURHOOD = "tests.fixtures.eval.neighbourhood:NeighbourhoodRetriever"
 def metaqa_kg(driver: Any) -> str:
     rows = driver.execute_query("MATCH (e:Entity {kg: 'metaqa'}) RETURN e.id AS id LIMIT 1").records
     if not rows:
-        pytest.skip("KG 'metaqa' is not loaded in the test server "
-                    "(kgqa load metaqa --path ../shared/data/metaqa)")
+        pytest.skip(
+            "KG 'metaqa' is not loaded in the test server (kgqa load metaqa --path ../shared/data/metaqa)"
+        )
     return "metaqa"
 
 
@@ -73,8 +74,19 @@ def _check_consistent(report: dict[str, Any], records: list[dict[str, Any]]) -> 
 
 
 def test_cli_on_the_hand_computed_fixture(neo4j_env: dict[str, str], metaqa_kg: str, tmp_path: Path) -> None:
-    report, out = _eval(tmp_path, "replay", "metaqa", "--split", "dev", "--path", str(MINI_METAQA),
-                        "--method", REPLAY, "--kg", metaqa_kg)
+    report, out = _eval(
+        tmp_path,
+        "replay",
+        "metaqa",
+        "--split",
+        "dev",
+        "--path",
+        str(MINI_METAQA),
+        "--method",
+        REPLAY,
+        "--kg",
+        metaqa_kg,
+    )
     check(report["metrics"], EXPECTED_ALL)
     for hop, want in EXPECTED_HOPS.items():
         check(report["by_hops"][hop], want)
@@ -83,11 +95,13 @@ def test_cli_on_the_hand_computed_fixture(neo4j_env: dict[str, str], metaqa_kg: 
     assert "| all | 5 | 60.0 | 80.0 | 62.7 | 70.6 |" in out.with_suffix(".md").read_text()
 
 
-def test_cli_against_the_real_graph(neo4j_env: dict[str, str], metaqa_kg: str, shared_data: Path,
-                                    tmp_path: Path) -> None:
+def test_cli_against_the_real_graph(
+    neo4j_env: dict[str, str], metaqa_kg: str, shared_data: Path, tmp_path: Path
+) -> None:
     """A fixture retriever that really queries Neo4j (1-hop neighbourhood) over real MetaQA 1-hop dev."""
-    report, out = _eval(tmp_path, "nb", "metaqa", "--split", "dev", "--hops", "1", "--limit", "30",
-                        "--method", NEIGHBOURHOOD)
+    report, out = _eval(
+        tmp_path, "nb", "metaqa", "--split", "dev", "--hops", "1", "--limit", "30", "--method", NEIGHBOURHOOD
+    )
     assert list(report["by_hops"]) == ["1"] and report["n_questions"] == 30
     assert report["by_qtype"], "question types read from qa_dev_qtype.txt"
     _check_consistent(report, _records(out))
@@ -97,12 +111,14 @@ def test_cli_against_the_real_graph(neo4j_env: dict[str, str], metaqa_kg: str, s
     assert report["metrics"]["hits1"] > 0  # the whole neighbourhood is a poor answer set for most types
 
 
-def test_cli_sgrag_on_300_dev_questions(neo4j_env: dict[str, str], metaqa_kg: str, shared_data: Path,
-                                       tmp_path: Path) -> None:
+def test_cli_sgrag_on_300_dev_questions(
+    neo4j_env: dict[str, str], metaqa_kg: str, shared_data: Path, tmp_path: Path
+) -> None:
     if importlib.util.find_spec("kgqa.retrieve.sgrag") is None:
         pytest.skip("the sgrag retriever (kgqa.retrieve.sgrag, issue 4) does not exist yet")
-    report, out = _eval(tmp_path, "sgrag", "metaqa", "--split", "dev", "--limit", "300", "--method", "sgrag",
-                        timeout=3600)
+    report, out = _eval(
+        tmp_path, "sgrag", "metaqa", "--split", "dev", "--limit", "300", "--method", "sgrag", timeout=3600
+    )
     assert report["config"]["method"] == "sgrag" and report["complete"]
     assert {h: m["n"] for h, m in report["by_hops"].items()} == {"1": 100, "2": 100, "3": 100}
     records = _records(out)
@@ -116,14 +132,38 @@ def test_cli_sgrag_on_300_dev_questions(neo4j_env: dict[str, str], metaqa_kg: st
 
 
 def test_cli_errors_are_one_line(neo4j_env: dict[str, str], tmp_path: Path) -> None:
-    unknown = run_kgqa("eval", "metaqa", "--split", "dev", "--method", "nosuch", "--path", str(MINI_METAQA),
-                       "--out", str(tmp_path / "x.json"), "--no-progress")
+    unknown = run_kgqa(
+        "eval",
+        "metaqa",
+        "--split",
+        "dev",
+        "--method",
+        "nosuch",
+        "--path",
+        str(MINI_METAQA),
+        "--out",
+        str(tmp_path / "x.json"),
+        "--no-progress",
+    )
     assert unknown.returncode == 1
     assert unknown.stderr.strip().splitlines()[-1].startswith("kgqa: error: unknown method 'nosuch'")
     no_dev = run_kgqa("eval", "webqsp", "--split", "dev")
     assert no_dev.returncode == 1 and "only a test split" in no_dev.stderr
-    no_kg = run_kgqa("eval", "metaqa", "--split", "dev", "--path", str(MINI_METAQA), "--method", REPLAY,
-                     "--kg", "no-such-kg", "--out", str(tmp_path / "y.json"), "--no-progress")
+    no_kg = run_kgqa(
+        "eval",
+        "metaqa",
+        "--split",
+        "dev",
+        "--path",
+        str(MINI_METAQA),
+        "--method",
+        REPLAY,
+        "--kg",
+        "no-such-kg",
+        "--out",
+        str(tmp_path / "y.json"),
+        "--no-progress",
+    )
     assert no_kg.returncode == 1 and "KG 'no-such-kg' is not loaded" in no_kg.stderr
     bad_hops = run_kgqa("eval", "metaqa", "--hops", "1,4")
     assert bad_hops.returncode == 2 and "hops must be among 1,2,3" in bad_hops.stderr

@@ -15,12 +15,16 @@ def test_metaqa_splits_question_types_and_gold_triples(shared_data: Path) -> Non
     assert len(dev.notes) == 1 and dev.notes[0].startswith("gold triples:")
     first = dev.questions[0]
     assert (first.id, first.question, first.qtype) == (
-        "metaqa-dev-1hop-00001", "what movies did [Temuera Morrison] act in", "actor_to_movie")
+        "metaqa-dev-1hop-00001",
+        "what movies did [Temuera Morrison] act in",
+        "actor_to_movie",
+    )
     assert first.answers == ("Once Were Warriors", "Tracker", "River Queen")
     assert first.topic_entities == (("Temuera Morrison", "Temuera Morrison"),)
     assert first.relation_path == ("starred_actors_inv",)
     assert dev.gold_triples(first) == sorted(
-        (film, "starred_actors", "Temuera Morrison") for film in first.answers)
+        (film, "starred_actors", "Temuera Morrison") for film in first.answers
+    )
     three = next(q for q in dev.questions if q.hops == 3)
     assert three.relation_path == ("directed_by", "directed_by_inv", "has_genre")  # README sample, line 1
     gold = dev.gold_triples(three)

@@ -45,17 +45,71 @@ CASES: list[dict[str, Any]] = json.loads((FIXTURES / "cases.json").read_text(enc
 # Q4 the method raised: no answers, no evidence: all 0, n_gold 1, triple recall 0 (2 gold triples known).
 # Q5 gold {1999}; pred [1999, 2000]: P 1/2, R 1, F1 2/3, Hits@1 1; answer recall 1; triple recall 3/3.
 EXPECTED: dict[str, dict[str, Any]] = {
-    "metaqa-dev-1hop-00001": dict(hits1=1, hit=1, precision=F(2, 3), recall=F(2, 3), f1=F(2, 3),
-                                  match_rate=F(2, 3), n_pred=3, n_gold=3, n_correct=2, ev_answer=F(2, 3),
-                                  ev_triple=F(2, 3)),
-    "metaqa-dev-1hop-00002": dict(hits1=1, hit=1, precision=1, recall=1, f1=1, match_rate=1,
-                                  n_pred=1, n_gold=1, n_correct=1, ev_answer=1, ev_triple=1),
-    "metaqa-dev-2hop-00001": dict(hits1=0, hit=1, precision=F(2, 3), recall=1, f1=F(4, 5), match_rate=1,
-                                  n_pred=3, n_gold=2, n_correct=2, ev_answer=F(1, 2), ev_triple=F(3, 4)),
-    "metaqa-dev-2hop-00002": dict(hits1=0, hit=0, precision=0, recall=0, f1=0, match_rate=0,
-                                  n_pred=0, n_gold=1, n_correct=0, ev_answer=0, ev_triple=0),
-    "metaqa-dev-3hop-00001": dict(hits1=1, hit=1, precision=F(1, 2), recall=1, f1=F(2, 3), match_rate=1,
-                                  n_pred=2, n_gold=1, n_correct=1, ev_answer=1, ev_triple=1),
+    "metaqa-dev-1hop-00001": dict(
+        hits1=1,
+        hit=1,
+        precision=F(2, 3),
+        recall=F(2, 3),
+        f1=F(2, 3),
+        match_rate=F(2, 3),
+        n_pred=3,
+        n_gold=3,
+        n_correct=2,
+        ev_answer=F(2, 3),
+        ev_triple=F(2, 3),
+    ),
+    "metaqa-dev-1hop-00002": dict(
+        hits1=1,
+        hit=1,
+        precision=1,
+        recall=1,
+        f1=1,
+        match_rate=1,
+        n_pred=1,
+        n_gold=1,
+        n_correct=1,
+        ev_answer=1,
+        ev_triple=1,
+    ),
+    "metaqa-dev-2hop-00001": dict(
+        hits1=0,
+        hit=1,
+        precision=F(2, 3),
+        recall=1,
+        f1=F(4, 5),
+        match_rate=1,
+        n_pred=3,
+        n_gold=2,
+        n_correct=2,
+        ev_answer=F(1, 2),
+        ev_triple=F(3, 4),
+    ),
+    "metaqa-dev-2hop-00002": dict(
+        hits1=0,
+        hit=0,
+        precision=0,
+        recall=0,
+        f1=0,
+        match_rate=0,
+        n_pred=0,
+        n_gold=1,
+        n_correct=0,
+        ev_answer=0,
+        ev_triple=0,
+    ),
+    "metaqa-dev-3hop-00001": dict(
+        hits1=1,
+        hit=1,
+        precision=F(1, 2),
+        recall=1,
+        f1=F(2, 3),
+        match_rate=1,
+        n_pred=2,
+        n_gold=1,
+        n_correct=1,
+        ev_answer=1,
+        ev_triple=1,
+    ),
 }
 
 # Aggregated over the 5, by hand:
@@ -65,31 +119,77 @@ EXPECTED: dict[str, dict[str, Any]] = {
 #   micro: correct 2+1+2+0+1 = 6, predicted 3+1+3+0+2 = 9, gold 3+1+2+1+1 = 8
 #          -> P 6/9 = 2/3, R 6/8 = 3/4, F1 2*(2/3)(3/4)/(2/3+3/4) = 12/17;
 #   evidence answer recall (2/3+1+1/2+0+1)/5 = 19/30; evidence triple recall (2/3+1+3/4+0+1)/5 = 41/60.
-EXPECTED_ALL: dict[str, Any] = dict(n=5, hits1=F(3, 5), hit=F(4, 5), precision=F(17, 30), recall=F(11, 15),
-                    macro_f1=F(47, 75), match_rate=F(11, 15), micro_precision=F(2, 3), micro_recall=F(3, 4),
-                    micro_f1=F(12, 17), evidence_answer_recall=F(19, 30), evidence_triple_recall=F(41, 60),
-                    n_triple_recall=5)
+EXPECTED_ALL: dict[str, Any] = dict(
+    n=5,
+    hits1=F(3, 5),
+    hit=F(4, 5),
+    precision=F(17, 30),
+    recall=F(11, 15),
+    macro_f1=F(47, 75),
+    match_rate=F(11, 15),
+    micro_precision=F(2, 3),
+    micro_recall=F(3, 4),
+    micro_f1=F(12, 17),
+    evidence_answer_recall=F(19, 30),
+    evidence_triple_recall=F(41, 60),
+    n_triple_recall=5,
+)
 # Per hop: 1-hop = Q1,Q2: Hits@1 1, P=R=F1 (2/3+1)/2 = 5/6, micro 3/4 each (correct 3, pred 4, gold 4).
 #          2-hop = Q3,Q4: Hits@1 0, Hit 1/2, P 1/3, R 1/2, macro-F1 2/5,
 #                  micro: correct 2 / pred 3 / gold 3 = 2/3.
 #          3-hop = Q5 alone.
 EXPECTED_HOPS: dict[str, dict[str, Any]] = {
-    "1": dict(n=2, hits1=1, hit=1, precision=F(5, 6), recall=F(5, 6), macro_f1=F(5, 6),
-              micro_precision=F(3, 4), micro_recall=F(3, 4), micro_f1=F(3, 4),
-              evidence_answer_recall=F(5, 6), evidence_triple_recall=F(5, 6)),
-    "2": dict(n=2, hits1=0, hit=F(1, 2), precision=F(1, 3), recall=F(1, 2), macro_f1=F(2, 5),
-              micro_precision=F(2, 3), micro_recall=F(2, 3), micro_f1=F(2, 3), evidence_answer_recall=F(1, 4),
-              evidence_triple_recall=F(3, 8)),
-    "3": dict(n=1, hits1=1, hit=1, precision=F(1, 2), recall=1, macro_f1=F(2, 3), micro_precision=F(1, 2),
-              micro_recall=1, micro_f1=F(2, 3), evidence_answer_recall=1, evidence_triple_recall=1),
+    "1": dict(
+        n=2,
+        hits1=1,
+        hit=1,
+        precision=F(5, 6),
+        recall=F(5, 6),
+        macro_f1=F(5, 6),
+        micro_precision=F(3, 4),
+        micro_recall=F(3, 4),
+        micro_f1=F(3, 4),
+        evidence_answer_recall=F(5, 6),
+        evidence_triple_recall=F(5, 6),
+    ),
+    "2": dict(
+        n=2,
+        hits1=0,
+        hit=F(1, 2),
+        precision=F(1, 3),
+        recall=F(1, 2),
+        macro_f1=F(2, 5),
+        micro_precision=F(2, 3),
+        micro_recall=F(2, 3),
+        micro_f1=F(2, 3),
+        evidence_answer_recall=F(1, 4),
+        evidence_triple_recall=F(3, 8),
+    ),
+    "3": dict(
+        n=1,
+        hits1=1,
+        hit=1,
+        precision=F(1, 2),
+        recall=1,
+        macro_f1=F(2, 3),
+        micro_precision=F(1, 2),
+        micro_recall=1,
+        micro_f1=F(2, 3),
+        evidence_answer_recall=1,
+        evidence_triple_recall=1,
+    ),
 }
 # Latency over the 4 questions that did not fail (Q4's 5 ms total is excluded):
 #   linking [10,20,30,40]: p50 = 25 (midway between ranks 1 and 2),
 #       p95 at rank 0.95*3 = 2.85 -> 30+0.85*10 = 38.5
 #   retrieval [20,40,60,80]: p50 50, p95 60+0.85*20 = 77;  answering [1,2,3,4]: p50 2.5, p95 3.85
 #   total [31,62,93,124]: p50 77.5, p95 93+0.85*31 = 119.35
-EXPECTED_LATENCY = {"linking": (25, 38.5, 40, 25), "retrieval": (50, 77, 80, 50),
-                    "answering": (2.5, 3.85, 4, 2.5), "total": (77.5, 119.35, 124, 77.5)}
+EXPECTED_LATENCY = {
+    "linking": (25, 38.5, 40, 25),
+    "retrieval": (50, 77, 80, 50),
+    "answering": (2.5, 3.85, 4, 2.5),
+    "total": (77.5, 119.35, 124, 77.5),
+}
 
 
 def approx(value: Any) -> Any:
@@ -110,22 +210,33 @@ def fixture_records() -> list[dict[str, Any]]:
 
     records = []
     for case in CASES:
-        q = EvalQuestion(id=case["id"], dataset="metaqa", split="dev", question=case["question"],
-                         answers=tuple(case["gold"]), hops=case["hops"], qtype=case["qtype"])
+        q = EvalQuestion(
+            id=case["id"],
+            dataset="metaqa",
+            split="dev",
+            question=case["question"],
+            answers=tuple(case["gold"]),
+            hops=case["hops"],
+            qtype=case["qtype"],
+        )
         gold = [(h, r, t) for h, r, t in case["gold_triples"]]
         if case.get("error"):
             record = build_record(q, gold, None, RuntimeError(case["error"]), case["latency_ms"]["total"])
         else:
             triplets = [(h, r, t) for h, r, t in case["triplets"]]
             ev = Evidence(case["question"], "fixture", "mini", [], triplets)
-            answered = Answered(ev, Answer(case["predicted"], [1.0] * len(case["predicted"])),
-                                {k: float(v) for k, v in case["latency_ms"].items()})
+            answered = Answered(
+                ev,
+                Answer(case["predicted"], [1.0] * len(case["predicted"])),
+                {k: float(v) for k, v in case["latency_ms"].items()},
+            )
             record = build_record(q, gold, answered)
         records.append(record)
     return records
 
 
 # --- per question -------------------------------------------------------------------------------------------
+
 
 def test_normalisation_lowercases_and_strips_punctuation_articles_and_accents() -> None:
     assert normalize_answer("The Lord of the Rings!") == "lord of rings"
@@ -171,6 +282,7 @@ def test_answer_matching_rate_reads_free_text_on_word_boundaries() -> None:
 
 # --- aggregation --------------------------------------------------------------------------------------------
 
+
 def test_aggregate_over_the_five_questions() -> None:
     rows = []
     for case in CASES:
@@ -207,19 +319,29 @@ def test_summary_breaks_down_per_hop_and_question_type_and_times_each_stage() ->
     for stage, (p50, p95, top, mean) in EXPECTED_LATENCY.items():
         got = summary["latency_ms"][stage]
         assert (got["n"], got["p50"], got["p95"], got["max"], got["mean"]) == (
-            4, approx(p50), approx(p95), approx(top), approx(mean)), stage
+            4,
+            approx(p50),
+            approx(p95),
+            approx(top),
+            approx(mean),
+        ), stage
     assert summary["n_errors"] == 1
     assert summary["errors"] == {"RuntimeError: replayed failure: the retriever crashed": 1}
 
 
 # --- the dataset reader on the mini MetaQA -----------------------------------------------------------------
 
+
 def test_metaqa_reader_aligns_types_and_relation_paths_and_follows_them_to_gold_triples() -> None:
     data = load_dataset("metaqa", "dev", MINI_METAQA)
     assert [q.id for q in data.questions] == [c["id"] for c in CASES]
     for q, case in zip(data.questions, CASES, strict=True):
         assert (q.question, list(q.answers), q.hops, q.qtype) == (
-            case["question"], case["gold"], case["hops"], case["qtype"])
+            case["question"],
+            case["gold"],
+            case["hops"],
+            case["qtype"],
+        )
         assert data.gold_triples(q) == [tuple(t) for t in case["gold_triples"]]
     assert [n.split(":")[0] for n in data.notes] == ["gold triples"]
     # --limit is a seeded sample spread over the hops: 4 -> 2+1+1, the same for the same seed
@@ -239,9 +361,19 @@ def test_metaqa_reader_aligns_types_and_relation_paths_and_follows_them_to_gold_
 
 # --- the runner, replaying the fixture ----------------------------------------------------------------------
 
+
 def _run(tmp_path: Path, chart: bool = False, **overrides: Any) -> dict[str, Any]:
-    config = EvalConfig(dataset="metaqa", split="dev", method=REPLAY, kg="mini", path=MINI_METAQA,
-                        out=tmp_path / "run.json", progress=False, chart=chart, **overrides)
+    config = EvalConfig(
+        dataset="metaqa",
+        split="dev",
+        method=REPLAY,
+        kg="mini",
+        path=MINI_METAQA,
+        out=tmp_path / "run.json",
+        progress=False,
+        chart=chart,
+        **overrides,
+    )
     answer_fn = make_answer_fn(None, REPLAY, "mini", "none", 100)
     return run_eval(config, answer_fn=answer_fn)
 
@@ -265,8 +397,9 @@ def test_run_eval_on_the_fixture_reports_the_hand_computed_numbers(tmp_path: Pat
     failed = records["metaqa-dev-2hop-00002"]
     assert failed["error"] == "RuntimeError: replayed failure: the retriever crashed" and failed["traceback"]
     assert records["metaqa-dev-2hop-00001"]["answers"][:2] == ["Christopher Nolan", "Alfonso Cuaron"]
-    assert records["metaqa-dev-1hop-00001"]["gold_triples_missing"] == [["John Wick", "starred_actors",
-                                                                         "Keanu Reeves"]]
+    assert records["metaqa-dev-1hop-00001"]["gold_triples_missing"] == [
+        ["John Wick", "starred_actors", "Keanu Reeves"]
+    ]
     markdown = (tmp_path / "run.md").read_text()
     assert "| 2-hop | 2 | 0.0 | 50.0 | 40.0 | 66.7 |" in markdown
     assert "| all | 5 | 60.0 | 80.0 | 62.7 | 70.6 |" in markdown
@@ -305,10 +438,21 @@ def test_dev_runs_rank_the_methods_for_auto(tmp_path: Path) -> None:
     from kgqa.evaluation.runner import record_ranking
 
     def report(method: str, split: str, hits1: float, n: int) -> dict[str, Any]:
-        config = {"dataset": "metaqa", "split": split, "method": method, "kg": "metaqa", "llm": "none",
-                  "k": 100}
-        return {"config": config, "metrics": {"hits1": hits1}, "n_done": n, "created": "now",
-                "outputs": {"report": f"{method}.json"}}
+        config = {
+            "dataset": "metaqa",
+            "split": split,
+            "method": method,
+            "kg": "metaqa",
+            "llm": "none",
+            "k": 100,
+        }
+        return {
+            "config": config,
+            "metrics": {"hits1": hits1},
+            "n_done": n,
+            "created": "now",
+            "outputs": {"report": f"{method}.json"},
+        }
 
     ranking = tmp_path / "method-ranking.json"
     assert record_ranking(report("sgrag", "dev", 0.90, 300), ranking) == ranking

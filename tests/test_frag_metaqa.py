@@ -18,8 +18,9 @@ KG = "metaqa"
 def metaqa(driver: Driver) -> Driver:
     records, _, _ = driver.execute_query("MATCH (k:KG {name: $kg}) RETURN k.status AS status", kg=KG)
     if not records or records[0]["status"] != "complete":
-        pytest.skip("the MetaQA KG is not loaded in the test server "
-                    "(kgqa load metaqa --path ../shared/data/metaqa)")
+        pytest.skip(
+            "the MetaQA KG is not loaded in the test server (kgqa load metaqa --path ../shared/data/metaqa)"
+        )
     return driver
 
 
@@ -68,5 +69,6 @@ def test_big_neighbourhood_is_pruned_and_dropped(metaqa: Driver, monkeypatch: py
     assert evidence.metadata["kept_nodes"] == 2000
     assert evidence.metadata["neighbourhood_nodes"] > 2000
     records, _, _ = metaqa.execute_query(
-        "CALL gds.graph.list() YIELD graphName WHERE graphName = $name RETURN count(*) AS n", name=name)
+        "CALL gds.graph.list() YIELD graphName WHERE graphName = $name RETURN count(*) AS n", name=name
+    )
     assert records[0]["n"] == 0

@@ -35,17 +35,23 @@ def tiny_kg(driver: Driver) -> Iterator[str]:
     relations = sorted({r for _, r, _ in TRIPLES})
     vectors = embed([r.replace("_", " ") for r in relations])
     names = sorted({h for h, _, _ in TRIPLES} | {t for _, _, t in TRIPLES})
-    driver.execute_query("UNWIND $names AS name CREATE (:Entity {kg: $kg, id: name, name: name})",
-                         kg=kg, names=names)
+    driver.execute_query(
+        "UNWIND $names AS name CREATE (:Entity {kg: $kg, id: name, name: name})", kg=kg, names=names
+    )
     for relation in relations:  # one relationship type per query: types cannot be parameters
         rows = [{"h": h, "t": t} for h, r, t in TRIPLES if r == relation]
         driver.execute_query(
             f"UNWIND $rows AS row MATCH (h:Entity {{kg: $kg, id: row.h}}), (t:Entity {{kg: $kg, id: row.t}}) "
-            f"CREATE (h)-[:`{relation}`]->(t)", kg=kg, rows=rows)
+            f"CREATE (h)-[:`{relation}`]->(t)",
+            kg=kg,
+            rows=rows,
+        )
     driver.execute_query(
         "UNWIND $rels AS rel "
         "CREATE (:Relation {kg: $kg, name: rel.name, embedding: rel.embedding, count: 1})",
-        kg=kg, rels=[{"name": n, "embedding": v.tolist()} for n, v in zip(relations, vectors, strict=True)])
+        kg=kg,
+        rels=[{"name": n, "embedding": v.tolist()} for n, v in zip(relations, vectors, strict=True)],
+    )
     yield kg
     driver.execute_query("MATCH (n) WHERE (n:Entity OR n:Relation) AND n.kg = $kg DETACH DELETE n", kg=kg)
 
@@ -56,7 +62,8 @@ def fixed(hop_range: str, hops: int):  # type: ignore[no-untyped-def]
 
 def _projections(driver: Driver, name: str) -> int:
     records, _, _ = driver.execute_query(
-        "CALL gds.graph.list() YIELD graphName WHERE graphName = $name RETURN count(*) AS n", name=name)
+        "CALL gds.graph.list() YIELD graphName WHERE graphName = $name RETURN count(*) AS n", name=name
+    )
     return int(records[0]["n"])
 
 
@@ -106,8 +113,9 @@ def test_complex_keeps_one_shortest_path_per_node(driver: Driver, tiny_kg: str) 
     assert max(len(path) for path in evidence.paths) <= 4
 
 
-def test_ppr_pruning_and_projection_dropped(driver: Driver, tiny_kg: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ppr_pruning_and_projection_dropped(
+    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name = f"kgqa_frag_test_{uuid.uuid4().hex}"
     monkeypatch.setattr(frag, "projection_name", lambda: name)
     retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
@@ -118,8 +126,9 @@ def test_ppr_pruning_and_projection_dropped(driver: Driver, tiny_kg: str,
     assert _projections(driver, name) == 0
 
 
-def test_projection_dropped_when_pagerank_fails(driver: Driver, tiny_kg: str,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_projection_dropped_when_pagerank_fails(
+    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name = f"kgqa_frag_test_{uuid.uuid4().hex}"
     monkeypatch.setattr(frag, "projection_name", lambda: name)
     real_render = frag.render
@@ -141,8 +150,9 @@ def test_no_topic_entity(driver: Driver, tiny_kg: str) -> None:
     assert evidence.metadata["reason"] == "no topic entity"
 
 
-def test_missing_classifier_falls_back_to_complex(driver: Driver, tiny_kg: str,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_classifier_falls_back_to_complex(
+    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def missing(name: str) -> object:
         raise ImportError(name)
 
@@ -157,14 +167,18 @@ def test_injection_text_in_the_question(driver: Driver, tiny_kg: str) -> None:
     def counts() -> tuple[int, int]:
         records, _, _ = driver.execute_query(
             "MATCH (n {kg: $kg}) WITH count(n) AS nodes MATCH ({kg: $kg})-[r]->() "
-            "RETURN nodes, count(r) AS rels", kg=tiny_kg)
+            "RETURN nodes, count(r) AS rels",
+            kg=tiny_kg,
+        )
         return int(records[0]["nodes"]), int(records[0]["rels"])
 
     before = counts()
     retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
-    for question in ["who directed [Alpha Film\"}) MATCH (n) DETACH DELETE n //]",
-                     "who directed Alpha Film'}) DETACH DELETE n RETURN {x: 1} //",
-                     "[Ann Actor] ${kg} {{ hops }} `directed_by` DETACH DELETE"]:
+    for question in [
+        'who directed [Alpha Film"}) MATCH (n) DETACH DELETE n //]',
+        "who directed Alpha Film'}) DETACH DELETE n RETURN {x: 1} //",
+        "[Ann Actor] ${kg} {{ hops }} `directed_by` DETACH DELETE",
+    ]:
         evidence = retriever.retrieve(question, tiny_kg)
         assert isinstance(evidence, Evidence)
     assert counts() == before

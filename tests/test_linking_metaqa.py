@@ -12,8 +12,9 @@ KG = "metaqa"
 def metaqa(driver):  # type: ignore[no-untyped-def]
     records, _, _ = driver.execute_query("MATCH (k:KG {name: $kg}) RETURN k.status AS status", kg=KG)
     if not records or records[0]["status"] != "complete":
-        pytest.skip("the MetaQA KG is not loaded in the test server "
-                    "(kgqa load metaqa --path ../shared/data/metaqa)")
+        pytest.skip(
+            "the MetaQA KG is not loaded in the test server (kgqa load metaqa --path ../shared/data/metaqa)"
+        )
     return driver
 
 
@@ -32,11 +33,14 @@ def test_bracket_with_a_typo_falls_back_to_free_text(metaqa) -> None:  # type: i
     assert _names(linked)[:1] == ["Chopper"]
 
 
-@pytest.mark.parametrize("question", [
-    "who directed the films Lee Pace starred in",
-    "what films did Lee Pace star in",
-    "what films did lee pace star in",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "who directed the films Lee Pace starred in",
+        "what films did Lee Pace star in",
+        "what films did lee pace star in",
+    ],
+)
 def test_free_text(metaqa, question: str) -> None:  # type: ignore[no-untyped-def]
     linked = link_entities(metaqa, question, KG)
     assert linked and linked[0].name == "Lee Pace"
@@ -68,7 +72,7 @@ def test_results_are_scoped_to_the_kg(metaqa) -> None:  # type: ignore[no-untype
 
 
 INJECTIONS = [
-    "who directed Lee Pace\"}) MATCH (n) DETACH DELETE n //",
+    'who directed Lee Pace"}) MATCH (n) DETACH DELETE n //',
     "who directed [Lee Pace'}) MATCH (n) DETACH DELETE n //]",
     "'; MATCH (n) DETACH DELETE n; // {kg: 'metaqa'} $kg ${kg}",
     'Lee Pace~ AND (title:* OR "x") \\ / ^2 [a TO z] {b TO c} && || !',
@@ -80,7 +84,9 @@ INJECTIONS = [
 def _counts(driver) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     records, _, _ = driver.execute_query(
         "MATCH (e:Entity {kg: $kg}) WITH count(e) AS nodes "
-        "MATCH (:Entity {kg: $kg})-[r]->() RETURN nodes, count(r) AS relationships", kg=KG)
+        "MATCH (:Entity {kg: $kg})-[r]->() RETURN nodes, count(r) AS relationships",
+        kg=KG,
+    )
     return int(records[0]["nodes"]), int(records[0]["relationships"])
 
 

@@ -85,11 +85,14 @@ def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 # --- the real server -------------------------------------------------------------------------------------
 
+
 def _skip_reason() -> str | None:
     missing = missing_server_modules()
     if missing:
-        return (f"llama-cpp-python[server] is not installed (missing {', '.join(missing)}): "
-                "run scripts/install-llm")
+        return (
+            f"llama-cpp-python[server] is not installed (missing {', '.join(missing)}): "
+            "run scripts/install-llm"
+        )
     try:
         local_llm.packaged_model_path()
     except KgqaError as exc:
@@ -153,8 +156,9 @@ def test_smollm2_round_trip(served: dict[str, object], method: str) -> None:
     assert isinstance(status, dict)
     # Generous timeout and no retry: a timed-out request keeps a one-slot local server busy, so a retry
     # would only queue behind it. 64 tokens is plenty for a few "ans:" lines.
-    config = LLMConfig(model="smollm2", base_url=str(status["url"]), timeout_s=600, max_retries=0,
-                       max_tokens=64)
+    config = LLMConfig(
+        model="smollm2", base_url=str(status["url"]), timeout_s=600, max_retries=0, max_tokens=64
+    )
     paths = [EVIDENCE.triplets[0:2], EVIDENCE.triplets[2:4]] if method == "frag" else []
     evidence = dataclasses.replace(EVIDENCE, method=method, paths=paths)
     began = time.perf_counter()
@@ -164,5 +168,8 @@ def test_smollm2_round_trip(served: dict[str, object], method: str) -> None:
     assert isinstance(result.answers, list) and all(isinstance(a, str) and a for a in result.answers)
     assert "Lee Pace" not in result.answers
     assert isinstance(result.explanation["raw_output"], str)
-    print(f"\n[llm] {method}: {wall_ms:.0f} ms, answers={result.answers}, "
-          f"usage={result.explanation['usage']}, raw={result.explanation['raw_output']!r}", file=sys.stderr)
+    print(
+        f"\n[llm] {method}: {wall_ms:.0f} ms, answers={result.answers}, "
+        f"usage={result.explanation['usage']}, raw={result.explanation['raw_output']!r}",
+        file=sys.stderr,
+    )

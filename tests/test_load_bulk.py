@@ -130,8 +130,15 @@ def test_bulk_and_online_give_the_same_graph(
         _same_graph(graph_of(driver, kg), graph_of(after, kg))
         shown = after.execute_query("SHOW INDEXES YIELD name, state").records
     states = {r["name"]: r["state"] for r in shown}
-    names = ("entity_embedding", "relation_embedding", "entity_name", "entity_kg_name", "entity_key",
-             "relation_key", "kg_name")
+    names = (
+        "entity_embedding",
+        "relation_embedding",
+        "entity_name",
+        "entity_kg_name",
+        "entity_key",
+        "relation_key",
+        "kg_name",
+    )
     assert all(states[n] == "ONLINE" for n in names), states
 
 

@@ -7,8 +7,11 @@ from kgqa.retrieve.mot import dedup_order, dedup_order_with_distance
 
 def test_merges_dedups_and_orders_by_bfs(driver) -> None:  # type: ignore[no-untyped-def]
     subgraph_a = [("Lee Pace", "starred_actors_of", "The Fall"), ("The Fall", "directed_by", "Tarsem Singh")]
-    subgraph_b = [("Ceremony", "directed_by", "Max Winkler"), ("Ceremony", "starred_actors", "Lee Pace"),
-                  ("The Fall", "directed_by", "Tarsem Singh")]
+    subgraph_b = [
+        ("Ceremony", "directed_by", "Max Winkler"),
+        ("Ceremony", "starred_actors", "Lee Pace"),
+        ("The Fall", "directed_by", "Tarsem Singh"),
+    ]
     ordered = dedup_order(driver, subgraph_a + subgraph_b, ["Lee Pace"])
     assert ordered == [
         ("Lee Pace", "starred_actors_of", "The Fall"),

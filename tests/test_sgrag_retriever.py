@@ -27,12 +27,17 @@ from kgqa.retrieve.sgrag import (
 KG = "test_sgrag"
 OTHER_KG = "test_sgrag_other"
 TRIPLES = [
-    ("Alpha Film", "starred_actors", "Ann Actor"), ("Alpha Film", "starred_actors", "Bob Actor"),
-    ("Alpha Film", "directed_by", "Dee Director"), ("Alpha Film", "release_year", "1990"),
-    ("Beta Film", "starred_actors", "Ann Actor"), ("Beta Film", "directed_by", "Eve Director"),
+    ("Alpha Film", "starred_actors", "Ann Actor"),
+    ("Alpha Film", "starred_actors", "Bob Actor"),
+    ("Alpha Film", "directed_by", "Dee Director"),
+    ("Alpha Film", "release_year", "1990"),
+    ("Beta Film", "starred_actors", "Ann Actor"),
+    ("Beta Film", "directed_by", "Eve Director"),
     ("Beta Film", "release_year", "1995"),
-    ("Gamma Film", "starred_actors", "Bob Actor"), ("Gamma Film", "directed_by", "Dee Director"),
-    ("Delta Film", "starred_actors", "Cat Actor"), ("Delta Film", "directed_by", "Fay Director"),
+    ("Gamma Film", "starred_actors", "Bob Actor"),
+    ("Gamma Film", "directed_by", "Dee Director"),
+    ("Delta Film", "starred_actors", "Cat Actor"),
+    ("Delta Film", "directed_by", "Fay Director"),
 ]
 OTHER_TRIPLES = [("Alpha Film", "starred_actors", "Zed Actor"), ("Omega Film", "starred_actors", "Zed Actor")]
 
@@ -72,8 +77,10 @@ def test_paths_never_pass_back_through_the_topic(driver, tiny_kg: str) -> None: 
     assert _answers(driver, "movie_to_actor_to_movie", "Alpha Film") == ["Beta Film", "Gamma Film"]
     # Directors of those films: Eve (Beta) and Dee (Gamma). Dee is also Alpha's director, but is reached
     # through Gamma; Alpha -> Ann <- Alpha -> Dee would backtrack and is not a path.
-    assert _answers(driver, "movie_to_actor_to_movie_to_director", "Alpha Film") == ["Dee Director",
-                                                                                      "Eve Director"]
+    assert _answers(driver, "movie_to_actor_to_movie_to_director", "Alpha Film") == [
+        "Dee Director",
+        "Eve Director",
+    ]
     assert _answers(driver, "movie_to_actor_to_movie_to_year", "Alpha Film") == ["1995"]  # not Alpha's 1990
     paths = run_template(driver, "movie_to_actor_to_movie_to_director", KG, ["Alpha Film"]).paths
     for path in paths:
@@ -124,8 +131,12 @@ def retriever(driver) -> SgragRetriever:  # type: ignore[no-untyped-def]
     return SgragRetriever(driver)  # the real classifiers: trained on MetaQA dev + KB once, then loaded
 
 
-def test_retriever_end_to_end(driver, tiny_kg: str, retriever: SgragRetriever,  # type: ignore[no-untyped-def]
-                              shared_data) -> None:
+def test_retriever_end_to_end(
+    driver,
+    tiny_kg: str,
+    retriever: SgragRetriever,  # type: ignore[no-untyped-def]
+    shared_data,
+) -> None:
     question = "which movies have the same actor of [Alpha Film]"
     topics = bracket_topic_entities(driver, question, KG)
     assert [(t.id, t.how) for t in topics] == [("Alpha Film", "bracket")]
@@ -141,8 +152,12 @@ def test_retriever_end_to_end(driver, tiny_kg: str, retriever: SgragRetriever,  
     assert {"classify", "template", "mot", "retrieval"} <= set(evidence.latency_ms)
 
 
-def test_retriever_falls_back_to_a_type_that_matches(driver, tiny_kg: str,  # type: ignore[no-untyped-def]
-                                                     retriever: SgragRetriever, shared_data) -> None:
+def test_retriever_falls_back_to_a_type_that_matches(
+    driver,
+    tiny_kg: str,  # type: ignore[no-untyped-def]
+    retriever: SgragRetriever,
+    shared_data,
+) -> None:
     # Worded like "who directed [X]" but X is an actor: movie_to_director matches nothing from an actor, so
     # a next-best type is tried; whatever it is, it must start from an actor.
     topics = [LinkedEntity(id="Ann Actor", name="Ann Actor", score=1.0, how="given")]
@@ -154,16 +169,24 @@ def test_retriever_falls_back_to_a_type_that_matches(driver, tiny_kg: str,  # ty
         assert evidence.metadata["qtype"].startswith("actor_to_")
 
 
-def test_no_topic_entity_gives_empty_evidence(driver, tiny_kg: str,  # type: ignore[no-untyped-def]
-                                              retriever: SgragRetriever, shared_data) -> None:
+def test_no_topic_entity_gives_empty_evidence(
+    driver,
+    tiny_kg: str,  # type: ignore[no-untyped-def]
+    retriever: SgragRetriever,
+    shared_data,
+) -> None:
     question = "who directed [nobody's film'}) DETACH DELETE e //]"
-    counts = driver.execute_query("MATCH (e:Entity {kg: $kg}) OPTIONAL MATCH (e)-[r]->() "
-                                  "RETURN count(DISTINCT e) AS n, count(r) AS r", {"kg": KG}).records[0]
+    counts = driver.execute_query(
+        "MATCH (e:Entity {kg: $kg}) OPTIONAL MATCH (e)-[r]->() RETURN count(DISTINCT e) AS n, count(r) AS r",
+        {"kg": KG},
+    ).records[0]
     topics = bracket_topic_entities(driver, question, KG)
     assert topics == []
     evidence = retriever.retrieve(question, KG, k=100, topic_entities=topics)
     assert evidence.is_empty and evidence.metadata["answer_candidates"] == []
     assert "no topic entity" in evidence.metadata["reason"]
-    after = driver.execute_query("MATCH (e:Entity {kg: $kg}) OPTIONAL MATCH (e)-[r]->() "
-                                 "RETURN count(DISTINCT e) AS n, count(r) AS r", {"kg": KG}).records[0]
+    after = driver.execute_query(
+        "MATCH (e:Entity {kg: $kg}) OPTIONAL MATCH (e)-[r]->() RETURN count(DISTINCT e) AS n, count(r) AS r",
+        {"kg": KG},
+    ).records[0]
     assert (after["n"], after["r"]) == (counts["n"], counts["r"])

@@ -13,8 +13,11 @@ from kgqa.training.metaqa_data import qtype_hops, qtype_steps, read_questions
 QUESTIONS_PER_TYPE = 3
 # Known MetaQA quirks where no KB path gives the gold answers: answers split at a comma ("Paris, Texas"),
 # and an answer equal to the topic entity. The templates are right not to produce them.
-QUIRKS = {"what does [Harry Dean Stanton] star in", "what movies can be described by [elizabeth taylor]",
-          "which films are about [9/11]"}
+QUIRKS = {
+    "what does [Harry Dean Stanton] star in",
+    "what movies can be described by [elizabeth taylor]",
+    "which films are about [9/11]",
+}
 
 
 def test_one_template_per_metaqa_question_type(shared_data: Path) -> None:
@@ -64,9 +67,11 @@ def dev_questions(shared_data: Path) -> dict[str, list[tuple[str, str, set[str]]
 
 @pytest.fixture(scope="module")
 def metaqa_kg(driver) -> str:  # type: ignore[no-untyped-def]
-    rows = driver.execute_query("MATCH (k:KG {name: 'metaqa'}) "
-                                "OPTIONAL MATCH (:Entity {kg: 'metaqa', name: 'Kismet'})-[r]->() "
-                                "RETURN count(r) AS n").records
+    rows = driver.execute_query(
+        "MATCH (k:KG {name: 'metaqa'}) "
+        "OPTIONAL MATCH (:Entity {kg: 'metaqa', name: 'Kismet'})-[r]->() "
+        "RETURN count(r) AS n"
+    ).records
     if not rows or rows[0]["n"] == 0:
         pytest.skip("KG 'metaqa' is not loaded in the test server (kgqa load metaqa --path ...)")
     return "metaqa"
@@ -76,8 +81,12 @@ Cases = dict[str, list[tuple[str, str, set[str]]]]
 
 
 @pytest.mark.parametrize("qtype", sorted(sgrag_qtypes()))
-def test_template_answers_cover_gold_on_dev(qtype: str, driver, metaqa_kg: str,  # type: ignore[no-untyped-def]
-                                            dev_questions: Cases) -> None:
+def test_template_answers_cover_gold_on_dev(
+    qtype: str,
+    driver,
+    metaqa_kg: str,  # type: ignore[no-untyped-def]
+    dev_questions: Cases,
+) -> None:
     cases = dev_questions[qtype]
     assert cases, f"no dev question of type {qtype}"
     ids = entity_ids_by_name(driver, metaqa_kg, [topic for _q, topic, _gold in cases])

@@ -72,7 +72,7 @@ def test_dde_forward_reverse_means_and_isolated_nodes() -> None:
     heads, tails = np.asarray([0, 2, 1]), np.asarray([1, 1, 3])
     codes = dde_codes(5, heads, tails, [0], include_seed=True)
     assert codes.shape == (5, 10)
-    s0, f1, f2, r1, r2 = (codes[:, i:i + 2] for i in range(0, 10, 2))
+    s0, f1, f2, r1, r2 = (codes[:, i : i + 2] for i in range(0, 10, 2))
     np.testing.assert_allclose(s0, [[0, 1], [1, 0], [1, 0], [1, 0], [1, 0]])
     # forward round 1: mean of in-neighbours' s0; node 1 has in-neighbours 0 (topic) and 2
     np.testing.assert_allclose(f1, [[0, 0], [0.5, 0.5], [0, 0], [1, 0], [0, 0]])
@@ -91,8 +91,9 @@ def test_dde_counts_parallel_triples() -> None:
 
 def test_local_subgraph_radius_and_cap() -> None:
     # chain 0-1-2-3 plus a branch 1-4; topic 0
-    graph = LocalGraph(np.asarray([0, 1, 2, 1]), np.asarray([0, 0, 0, 1], np.int32),
-                       np.asarray([1, 2, 3, 4]), 5)
+    graph = LocalGraph(
+        np.asarray([0, 1, 2, 1]), np.asarray([0, 0, 0, 1], np.int32), np.asarray([1, 2, 3, 4]), 5
+    )
     one = local_subgraph(graph, [0], 1, include_seed=True)
     assert one.size == 1
     two = local_subgraph(graph, [0], 2, include_seed=True)
@@ -127,8 +128,13 @@ def _toy_examples(index: KgIndex, include_seed: bool, n_questions: int = 24, see
     for q in range(n_questions):
         topic = int(rng.integers(0, n))
         sub = local_subgraph(graph, [topic], 2, include_seed)
-        labels = shortest_path_labels(sub.entities.size, sub.heads, sub.tails, sub.topics.tolist(),
-                                      [int(rng.integers(0, sub.entities.size))])
+        labels = shortest_path_labels(
+            sub.entities.size,
+            sub.heads,
+            sub.tails,
+            sub.topics.tolist(),
+            [int(rng.integers(0, sub.entities.size))],
+        )
         parts.append((q, 1 + q % 3, sub, labels, int(labels.sum()), int(labels.size)))
     return sg.ExampleSet.concat(parts, 10 if include_seed else 8)
 
@@ -139,8 +145,11 @@ def test_decomposed_forward_equals_plain_forward(include_seed: bool) -> None:
     index = _toy_index()
     examples = _toy_examples(index, include_seed)
     questions = np.random.default_rng(3).normal(size=(len(examples), 384)).astype(np.float32)
-    tensors = sg._Tensors(torch.from_numpy(questions), torch.from_numpy(index.entity_vectors),
-                          torch.from_numpy(index.relation_vectors))
+    tensors = sg._Tensors(
+        torch.from_numpy(questions),
+        torch.from_numpy(index.entity_vectors),
+        torch.from_numpy(index.relation_vectors),
+    )
     model = sg.TripleScorer(384, 10 if include_seed else 8, 32)
     parts = sg.score_examples(model, examples, tensors, batch_questions=5)
     for i in range(len(examples)):
@@ -158,8 +167,11 @@ def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
     train = _toy_examples(index, True, 40, seed=1)
     val = _toy_examples(index, True, 12, seed=2)
     questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
-    tensors = sg._Tensors(torch.from_numpy(questions), torch.from_numpy(index.entity_vectors),
-                          torch.from_numpy(index.relation_vectors))
+    tensors = sg._Tensors(
+        torch.from_numpy(questions),
+        torch.from_numpy(index.entity_vectors),
+        torch.from_numpy(index.relation_vectors),
+    )
     model = sg.TripleScorer(384, 10, 16)
     config = sg.TrainConfig(epochs=3, batch_questions=8, patience=5)
     history = sg.fit(model, train, val, tensors, config, log=lambda _m: None)
@@ -235,9 +247,9 @@ def test_answer_candidates_prefers_path_ends() -> None:
 
 
 def _procedures(driver) -> set[str]:  # type: ignore[no-untyped-def]
-    records, _, _ = driver.execute_query("SHOW PROCEDURES YIELD name "
-                                         "WHERE name STARTS WITH 'kgqa.subgraphrag' "
-                                         "RETURN collect(name) AS names")
+    records, _, _ = driver.execute_query(
+        "SHOW PROCEDURES YIELD name WHERE name STARTS WITH 'kgqa.subgraphrag' RETURN collect(name) AS names"
+    )
     return set(records[0]["names"])
 
 
@@ -245,7 +257,8 @@ def _require_metaqa(driver) -> None:  # type: ignore[no-untyped-def]
     if "kgqa.subgraphrag.candidates" not in _procedures(driver):
         pytest.skip("kgqa.subgraphrag.candidates is not installed in the test server")
     records, _, _ = driver.execute_query(
-        "MATCH (e:Entity {kg: 'metaqa'}) WITH e LIMIT 1 RETURN e.embedding IS NOT NULL AS ok")
+        "MATCH (e:Entity {kg: 'metaqa'}) WITH e LIMIT 1 RETURN e.embedding IS NOT NULL AS ok"
+    )
     if not records or not records[0]["ok"]:
         pytest.skip("MetaQA with embeddings is not loaded as KG 'metaqa' in the test server")
 
@@ -256,8 +269,13 @@ def test_db_candidates_match_the_numpy_reference(driver, shared_data) -> None:  
     _require_metaqa(driver)
     index = load_kg_index(driver, "metaqa")
     graph = load_local_graph(driver, index)
-    cases = [(["Kismet"], 1), (["Kismet"], 2), (["Lee Pace"], 2), (["Joel Zwick"], 3),
-             (["Lee Pace", "Kismet"], 2)]
+    cases = [
+        (["Kismet"], 1),
+        (["Kismet"], 2),
+        (["Lee Pace"], 2),
+        (["Joel Zwick"], 3),
+        (["Lee Pace", "Kismet"], 2),
+    ]
     for seed in (True, False):
         assert check_reference_parity(driver, index, graph, cases, seed, max_rows=30000) == len(cases)
 
@@ -267,8 +285,19 @@ def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path
     from tests.conftest import run_kgqa
 
     _require_metaqa(driver)
-    result = run_kgqa("train", "subgraphrag", "--kg", "metaqa", "--name", "pytest-tiny", "--epochs", "2",
-                      "--limit", "40", timeout=1200)
+    result = run_kgqa(
+        "train",
+        "subgraphrag",
+        "--kg",
+        "metaqa",
+        "--name",
+        "pytest-tiny",
+        "--epochs",
+        "2",
+        "--limit",
+        "40",
+        timeout=1200,
+    )
     assert result.returncode == 0, result.stderr
     directory = sg.model_dir("pytest-tiny")
     meta = json.loads((directory / "meta.json").read_text())
@@ -279,8 +308,12 @@ def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path
         from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
 
         retriever = SubgraphRagRetriever(driver, model="pytest-tiny")
-        evidence = retriever.retrieve("who directed [Kismet]", "metaqa", k=20,
-                                      topic_entities=[LinkedEntity("Kismet", "Kismet", 1.0, "given")])
+        evidence = retriever.retrieve(
+            "who directed [Kismet]",
+            "metaqa",
+            k=20,
+            topic_entities=[LinkedEntity("Kismet", "Kismet", 1.0, "given")],
+        )
         assert 0 < len(evidence.triplets) <= 20
         assert evidence.scores == sorted(evidence.scores, reverse=True)
         assert "Kismet" not in evidence.metadata["answer_candidates"]

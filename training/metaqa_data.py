@@ -67,8 +67,10 @@ def qtype_hops(qtype: str) -> int:
 def qtype_steps(qtype: str) -> list[tuple[str, str]]:
     """The (relation, "out"|"in") path of a question type, as in its template in sgrag/."""
     parts = qtype.split("_to_")
-    return [(ROLE_RELATION[b], "out") if a == "movie" else (ROLE_RELATION[a], "in")
-            for a, b in zip(parts, parts[1:], strict=False)]
+    return [
+        (ROLE_RELATION[b], "out") if a == "movie" else (ROLE_RELATION[a], "in")
+        for a, b in zip(parts, parts[1:], strict=False)
+    ]
 
 
 def topic_role(qtype: str) -> str:
@@ -84,8 +86,9 @@ def qtype_file(root: Path, split: str, hops: int) -> Path:
     return root / f"{hops}-hop" / f"qa_{split}_qtype.txt"
 
 
-def read_questions(split: str, hops: int, variant: str = "vanilla", root: Path | str | None = None,
-                   allow_test: bool = False) -> list[MetaqaQuestion]:
+def read_questions(
+    split: str, hops: int, variant: str = "vanilla", root: Path | str | None = None, allow_test: bool = False
+) -> list[MetaqaQuestion]:
     """The questions of one file with their type labels (line-aligned qtype file)."""
     if split not in ("dev", "test"):
         raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
@@ -95,17 +98,26 @@ def read_questions(split: str, hops: int, variant: str = "vanilla", root: Path |
     lines = question_file(base, split, hops, variant).read_text(encoding="utf-8").splitlines()
     qtypes = qtype_file(base, split, hops).read_text(encoding="utf-8").splitlines()
     if len(lines) != len(qtypes):
-        raise KgqaError(f"{question_file(base, split, hops, variant)} has {len(lines)} lines but its qtype "
-                        f"file has {len(qtypes)}")
+        raise KgqaError(
+            f"{question_file(base, split, hops, variant)} has {len(lines)} lines but its qtype "
+            f"file has {len(qtypes)}"
+        )
     out: list[MetaqaQuestion] = []
     for number, (line, qtype) in enumerate(zip(lines, qtypes, strict=True)):
         question, _, answers = line.partition("\t")
         match = BRACKET.search(question)
-        out.append(MetaqaQuestion(
-            question=question, topic=match.group(1) if match else "",
-            answers=tuple(a for a in answers.split("|") if a), qtype=qtype.strip(), hops=hops,
-            split=split, variant=variant, line=number,
-        ))
+        out.append(
+            MetaqaQuestion(
+                question=question,
+                topic=match.group(1) if match else "",
+                answers=tuple(a for a in answers.split("|") if a),
+                qtype=qtype.strip(),
+                hops=hops,
+                split=split,
+                variant=variant,
+                line=number,
+            )
+        )
     return out
 
 
@@ -117,8 +129,12 @@ def entity_pools(root: Path | str | None = None) -> dict[str, list[str]]:
     """
     base = metaqa_dir(root)
     pools: dict[str, set[str]] = defaultdict(set)
-    by_relation = {"starred_actors": "actor", "directed_by": "director", "written_by": "writer",
-                   "has_tags": "tag"}
+    by_relation = {
+        "starred_actors": "actor",
+        "directed_by": "director",
+        "written_by": "writer",
+        "has_tags": "tag",
+    }
     with open(base / "kb_dedup.txt", encoding="utf-8") as kb:
         for line in kb:
             parts = line.rstrip("\n").split("|")

@@ -70,6 +70,7 @@ def models_dir() -> Path:
 
 # --- query text ---------------------------------------------------------------------------------------------
 
+
 def mask_question(question: str, entity_texts: Iterable[str] = ()) -> str:
     """The question as the classifiers see it: lowercase, topic entities replaced by a placeholder.
 
@@ -106,11 +107,17 @@ class HopPrediction:
 
 def _features(seed: int) -> FeatureUnion:
     del seed  # the vectorizers are deterministic
-    return FeatureUnion([
-        ("words", TfidfVectorizer(analyzer="word", ngram_range=(1, 3), sublinear_tf=True,
-                                  token_pattern=r"(?u)\b\w+\b|'")),
-        ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)),
-    ])
+    return FeatureUnion(
+        [
+            (
+                "words",
+                TfidfVectorizer(
+                    analyzer="word", ngram_range=(1, 3), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b|'"
+                ),
+            ),
+            ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)),
+        ]
+    )
 
 
 @dataclass
@@ -129,8 +136,9 @@ class QuestionClassifiers:
     def predict_qtype(self, question: str, entity_texts: Iterable[str] = (), top: int = 5) -> QtypePrediction:
         return self.predict_qtypes([question], [list(entity_texts)], top=top)[0]
 
-    def predict_qtypes(self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None,
-                       top: int = 5) -> list[QtypePrediction]:
+    def predict_qtypes(
+        self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None, top: int = 5
+    ) -> list[QtypePrediction]:
         texts = _masked(questions, entity_texts)
         margins = np.asarray(self.qtype_svm.decision_function(self.features.transform(texts)))
         classes = self.qtypes
@@ -144,8 +152,9 @@ class QuestionClassifiers:
     def predict_hops(self, question: str, entity_texts: Iterable[str] = ()) -> HopPrediction:
         return self.predict_hops_many([question], [list(entity_texts)])[0]
 
-    def predict_hops_many(self, questions: Sequence[str],
-                          entity_texts: Sequence[Iterable[str]] | None = None) -> list[HopPrediction]:
+    def predict_hops_many(
+        self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None
+    ) -> list[HopPrediction]:
         texts = _masked(questions, entity_texts)
         margins = np.asarray(self.hop_svm.decision_function(self.features.transform(texts)))
         margins = margins.reshape(len(texts), -1)
@@ -164,6 +173,7 @@ def _masked(questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | No
 
 
 # --- training data ------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Pattern:
@@ -196,8 +206,9 @@ def _fill(pattern: _Pattern, pools: dict[str, list[str]], count: int, rng: rando
     return [pattern.text.replace(PLACEHOLDER, rng.choice(pool).lower()) for _ in range(count)]
 
 
-def _examples(patterns: Iterable[_Pattern], pools: dict[str, list[str]], fills: int,
-              rng: random.Random) -> tuple[list[str], list[str]]:
+def _examples(
+    patterns: Iterable[_Pattern], pools: dict[str, list[str]], fills: int, rng: random.Random
+) -> tuple[list[str], list[str]]:
     texts: list[str] = []
     labels: list[str] = []
     for pattern in patterns:
@@ -215,12 +226,13 @@ def _holdout_groups(patterns: Sequence[_Pattern], fraction: float, rng: random.R
     held: set[str] = set()
     for _qtype, groups in sorted(by_type.items()):
         rng.shuffle(groups)
-        held.update(groups[:min(round(len(groups) * fraction), len(groups) - 1)])
+        held.update(groups[: min(round(len(groups) * fraction), len(groups) - 1)])
     return held
 
 
-def _fit(patterns: Sequence[_Pattern], pools: dict[str, list[str]], fills: int,
-         seed: int) -> tuple[FeatureUnion, LinearSVC, LinearSVC]:
+def _fit(
+    patterns: Sequence[_Pattern], pools: dict[str, list[str]], fills: int, seed: int
+) -> tuple[FeatureUnion, LinearSVC, LinearSVC]:
     rng = random.Random(seed)
     texts, labels = _examples(patterns, pools, fills, rng)
     features = _features(seed)
@@ -241,12 +253,15 @@ def _score(models: QuestionClassifiers, questions: Sequence[MetaqaQuestion]) -> 
     for name, texts in (("masked", masked), ("raw", raw)):
         qtypes = models.predict_qtypes(texts)
         hops = models.predict_hops_many(texts)
-        result[f"qtype_accuracy_{name}"] = float(np.mean([p.qtype == g
-                                                         for p, g in zip(qtypes, gold, strict=True)]))
-        result[f"hops_accuracy_{name}"] = float(np.mean([p.hops == q.hops for p, q in zip(hops, questions,
-                                                                                          strict=True)]))
-        result[f"hop_range_accuracy_{name}"] = float(np.mean([
-            p.hop_range == hop_range(q.hops) for p, q in zip(hops, questions, strict=True)]))
+        result[f"qtype_accuracy_{name}"] = float(
+            np.mean([p.qtype == g for p, g in zip(qtypes, gold, strict=True)])
+        )
+        result[f"hops_accuracy_{name}"] = float(
+            np.mean([p.hops == q.hops for p, q in zip(hops, questions, strict=True)])
+        )
+        result[f"hop_range_accuracy_{name}"] = float(
+            np.mean([p.hop_range == hop_range(q.hops) for p, q in zip(hops, questions, strict=True)])
+        )
     per_variant = Counter(q.variant for q in questions)
     result["by_variant"] = dict(per_variant)
     return result
@@ -254,10 +269,16 @@ def _score(models: QuestionClassifiers, questions: Sequence[MetaqaQuestion]) -> 
 
 # --- train / save / load ------------------------------------------------------------------------------------
 
-def train_question_classifiers(data_root: Path | str | None = None, out_dir: Path | str | None = None,
-                               seed: int = DEFAULT_SEED, fills_per_pattern: int = 4,
-                               holdout_fraction: float = 0.2, use_ntm: bool = True,
-                               save: bool = True) -> QuestionClassifiers:
+
+def train_question_classifiers(
+    data_root: Path | str | None = None,
+    out_dir: Path | str | None = None,
+    seed: int = DEFAULT_SEED,
+    fills_per_pattern: int = 4,
+    holdout_fraction: float = 0.2,
+    use_ntm: bool = True,
+    save: bool = True,
+) -> QuestionClassifiers:
     """Trains both classifiers on MetaQA dev + KB, scores a held-out set of patterns, refits on all, saves."""
     began = time.perf_counter()
     root = metaqa_dir(data_root)
@@ -305,8 +326,9 @@ def _save(models: QuestionClassifiers, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
     os.close(fd)
-    joblib.dump({"features": models.features, "qtype": models.qtype_svm, "hops": models.hop_svm}, tmp,
-                compress=3)
+    joblib.dump(
+        {"features": models.features, "qtype": models.qtype_svm, "hops": models.hop_svm}, tmp, compress=3
+    )
     os.replace(tmp, directory / MODEL_FILE)
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -319,8 +341,10 @@ def load_question_classifiers(directory: Path | str | None = None) -> QuestionCl
     path = Path(directory) if directory is not None else models_dir()
     try:
         metadata = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
-        if (metadata.get("format_version") != FORMAT_VERSION
-                or metadata.get("sklearn_version") != sklearn.__version__):
+        if (
+            metadata.get("format_version") != FORMAT_VERSION
+            or metadata.get("sklearn_version") != sklearn.__version__
+        ):
             return None
         parts = joblib.load(path / MODEL_FILE)
         return QuestionClassifiers(parts["features"], parts["qtype"], parts["hops"], metadata)
@@ -332,8 +356,9 @@ _CACHE: dict[Path, QuestionClassifiers] = {}
 _LOCK = threading.Lock()
 
 
-def load_or_train_question_classifiers(directory: Path | str | None = None,
-                                       data_root: Path | str | None = None) -> QuestionClassifiers:
+def load_or_train_question_classifiers(
+    directory: Path | str | None = None, data_root: Path | str | None = None
+) -> QuestionClassifiers:
     """What query-time code calls: the saved models (cached per process), trained first if none are saved."""
     path = Path(directory) if directory is not None else models_dir()
     with _LOCK:

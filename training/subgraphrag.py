@@ -461,8 +461,9 @@ def balanced_bce(
     per_row = nn.functional.binary_cross_entropy_with_logits(logits, labels.float(), reduction="none")
     positive = labels.bool()
     sums = torch.zeros(2, n_questions).index_put_((positive.long(), rows), per_row, accumulate=True)
-    counts = torch.zeros(2, n_questions).index_put_((positive.long(), rows), torch.ones_like(per_row),
-                                                    accumulate=True)
+    counts = torch.zeros(2, n_questions).index_put_(
+        (positive.long(), rows), torch.ones_like(per_row), accumulate=True
+    )
     present = counts > 0
     means = torch.where(present, sums / counts.clamp(min=1), torch.zeros_like(sums))
     weights = present.float() / present.float().sum(dim=0, keepdim=True).clamp(min=1)

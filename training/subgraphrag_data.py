@@ -64,6 +64,7 @@ def _atomic_save_npz(path: Path, **arrays: Any) -> None:
 
 # --- the embedding cache ---------------------------------------------------------------------------------
 
+
 @dataclass
 class KgIndex:
     """One KG's entity and relation embeddings, addressable by entity id and relation name."""
@@ -132,8 +133,9 @@ def kg_fingerprint(driver: Driver, kg: str) -> str:
         raise KgqaError(f"KG {kg!r} has no entities; load it first (kgqa load ...)")
     if props.get("status", "").lower() == "loading":
         raise KgqaError(f"KG {kg!r} is still loading; try again when `kgqa kgs` shows it loaded")
-    blob = json.dumps({"props": props, "entities": record["entities"], "relations": record["relations"]},
-                      sort_keys=True)
+    blob = json.dumps(
+        {"props": props, "entities": record["entities"], "relations": record["relations"]}, sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -144,9 +146,15 @@ def load_kg_index(driver: Driver, kg: str, refresh: bool = False) -> KgIndex:
     if path.exists() and not refresh:
         with np.load(path, allow_pickle=False) as data:
             if str(data["fingerprint"]) == fingerprint:
-                return KgIndex(kg, data["entity_ids"].tolist(), data["entity_names"].tolist(),
-                               data["entity_vectors"], data["relation_names"].tolist(),
-                               data["relation_vectors"], fingerprint)
+                return KgIndex(
+                    kg,
+                    data["entity_ids"].tolist(),
+                    data["entity_names"].tolist(),
+                    data["entity_vectors"],
+                    data["relation_names"].tolist(),
+                    data["relation_vectors"],
+                    fingerprint,
+                )
     ids: list[str] = []
     names: list[str] = []
     vectors: list[list[float]] = []
@@ -165,18 +173,32 @@ def load_kg_index(driver: Driver, kg: str, refresh: bool = False) -> KgIndex:
         raise KgqaError(f"{missing} entities of KG {kg!r} have no embedding; finish loading it first")
     rel_missing = [r["name"] for r in relations if r["embedding"] is None]
     if rel_missing or not relations:
-        raise KgqaError(f"KG {kg!r} lacks relation embeddings "
-                        f"({len(rel_missing)} missing of {len(relations)})")
-    index = KgIndex(kg, ids, names, np.asarray(vectors, dtype=np.float32),
-                    [str(r["name"]) for r in relations],
-                    np.asarray([r["embedding"] for r in relations], dtype=np.float32), fingerprint)
-    _atomic_save_npz(path, fingerprint=np.asarray(fingerprint), entity_ids=np.asarray(index.entity_ids),
-                     entity_names=np.asarray(index.entity_names), entity_vectors=index.entity_vectors,
-                     relation_names=np.asarray(index.relation_names), relation_vectors=index.relation_vectors)
+        raise KgqaError(
+            f"KG {kg!r} lacks relation embeddings ({len(rel_missing)} missing of {len(relations)})"
+        )
+    index = KgIndex(
+        kg,
+        ids,
+        names,
+        np.asarray(vectors, dtype=np.float32),
+        [str(r["name"]) for r in relations],
+        np.asarray([r["embedding"] for r in relations], dtype=np.float32),
+        fingerprint,
+    )
+    _atomic_save_npz(
+        path,
+        fingerprint=np.asarray(fingerprint),
+        entity_ids=np.asarray(index.entity_ids),
+        entity_names=np.asarray(index.entity_names),
+        entity_vectors=index.entity_vectors,
+        relation_names=np.asarray(index.relation_names),
+        relation_vectors=index.relation_vectors,
+    )
     return index
 
 
 # --- one question's candidate subgraph -------------------------------------------------------------------
+
 
 @dataclass
 class Subgraph:
@@ -204,8 +226,14 @@ class Subgraph:
         used, inverse = np.unique(np.concatenate([heads, tails, self.topics]), return_inverse=True)
         n = heads.size
         local = inverse.astype(np.int32)
-        return Subgraph(self.entities[used], self.entity_dde[used], local[:n], self.relations[rows],
-                        local[n:2 * n], local[2 * n:])
+        return Subgraph(
+            self.entities[used],
+            self.entity_dde[used],
+            local[:n],
+            self.relations[rows],
+            local[n : 2 * n],
+            local[2 * n :],
+        )
 
 
 def feature_rows(subgraph: Subgraph, index: KgIndex, question_vector: np.ndarray) -> np.ndarray:
@@ -215,8 +243,9 @@ def feature_rows(subgraph: Subgraph, index: KgIndex, question_vector: np.ndarray
     heads = index.entity_vectors[subgraph.entities[subgraph.heads]]
     rels = index.relation_vectors[subgraph.relations]
     tails = index.entity_vectors[subgraph.entities[subgraph.tails]]
-    return np.ascontiguousarray(np.concatenate([zq, heads, rels, tails, subgraph.triple_dde()], axis=1),
-                                dtype=np.float32)
+    return np.ascontiguousarray(
+        np.concatenate([zq, heads, rels, tails, subgraph.triple_dde()], axis=1), dtype=np.float32
+    )
 
 
 _CANDIDATES_QUERY = """
@@ -227,11 +256,23 @@ RETURN headId, relation, tailId, dde
 """
 
 
-def fetch_subgraph(driver: Driver, index: KgIndex, topic_ids: Sequence[str], hops: int, include_seed: bool,
-                   max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Subgraph:
+def fetch_subgraph(
+    driver: Driver,
+    index: KgIndex,
+    topic_ids: Sequence[str],
+    hops: int,
+    include_seed: bool,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+) -> Subgraph:
     """A question's candidates and DDE codes from the ``kgqa.subgraphrag.candidates`` procedure."""
-    records, _, _ = driver.execute_query(_CANDIDATES_QUERY, kg=index.kg, topicIds=list(topic_ids), hops=hops,
-                                         maxCandidates=max_candidates, includeSeed=include_seed)
+    records, _, _ = driver.execute_query(
+        _CANDIDATES_QUERY,
+        kg=index.kg,
+        topicIds=list(topic_ids),
+        hops=hops,
+        maxCandidates=max_candidates,
+        includeSeed=include_seed,
+    )
     width = dde_entity_dim(include_seed)
     local: dict[str, int] = {}
     codes: list[Sequence[float]] = []
@@ -241,8 +282,9 @@ def fetch_subgraph(driver: Driver, index: KgIndex, topic_ids: Sequence[str], hop
     for row, record in enumerate(records):
         dde = record["dde"]
         if len(dde) != 2 * width:
-            raise KgqaError(f"kgqa.subgraphrag.candidates returned a DDE of width {len(dde)}, "
-                            f"expected {2 * width}")
+            raise KgqaError(
+                f"kgqa.subgraphrag.candidates returned a DDE of width {len(dde)}, expected {2 * width}"
+            )
         ends = ((record["headId"], dde[:width], heads), (record["tailId"], dde[width:], tails))
         for entity_id, code, out in ends:
             slot = local.get(entity_id)
@@ -256,11 +298,15 @@ def fetch_subgraph(driver: Driver, index: KgIndex, topic_ids: Sequence[str], hop
     return Subgraph(
         entities=np.asarray([index.entity(e) for e in entity_ids], dtype=np.int64),
         entity_dde=np.asarray(codes, dtype=np.float32).reshape(len(codes), width),
-        heads=heads, relations=rels, tails=tails, topics=topics,
+        heads=heads,
+        relations=rels,
+        tails=tails,
+        topics=topics,
     )
 
 
 # --- numpy reference: candidates and DDE -----------------------------------------------------------------
+
 
 @dataclass
 class LocalGraph:
@@ -293,8 +339,7 @@ def load_local_graph(driver: Driver, index: KgIndex) -> LocalGraph:
         with np.load(path, allow_pickle=False) as data:
             if str(data["fingerprint"]) == index.fingerprint:
                 return LocalGraph(data["heads"], data["relations"], data["tails"], len(index.entity_ids))
-    query = ("MATCH (h:Entity {kg: $kg})-[r]->(t:Entity {kg: $kg}) "
-             "RETURN h.id AS h, type(r) AS r, t.id AS t")
+    query = "MATCH (h:Entity {kg: $kg})-[r]->(t:Entity {kg: $kg}) RETURN h.id AS h, type(r) AS r, t.id AS t"
     heads: list[int] = []
     rels: list[int] = []
     tails: list[int] = []
@@ -303,15 +348,25 @@ def load_local_graph(driver: Driver, index: KgIndex) -> LocalGraph:
             heads.append(index.entity(record["h"]))
             rels.append(index.relation(record["r"]))
             tails.append(index.entity(record["t"]))
-    graph = LocalGraph(np.asarray(heads, np.int64), np.asarray(rels, np.int32), np.asarray(tails, np.int64),
-                       len(index.entity_ids))
-    _atomic_save_npz(path, fingerprint=np.asarray(index.fingerprint), heads=graph.heads,
-                     relations=graph.relations, tails=graph.tails)
+    graph = LocalGraph(
+        np.asarray(heads, np.int64),
+        np.asarray(rels, np.int32),
+        np.asarray(tails, np.int64),
+        len(index.entity_ids),
+    )
+    _atomic_save_npz(
+        path,
+        fingerprint=np.asarray(index.fingerprint),
+        heads=graph.heads,
+        relations=graph.relations,
+        tails=graph.tails,
+    )
     return graph
 
 
-def dde_codes(n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int],
-              include_seed: bool) -> np.ndarray:
+def dde_codes(
+    n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int], include_seed: bool
+) -> np.ndarray:
     """Per-entity DDE [s0?] ‖ f1 ‖ f2 ‖ r1 ‖ r2 (float32 [n_nodes, dde_entity_dim]).
 
     s0 is the one-hot [not-topic, topic]. A forward round gives each entity the mean of its in-neighbours'
@@ -342,8 +397,13 @@ def dde_codes(n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterab
     return np.concatenate(parts, axis=1).astype(np.float32)
 
 
-def local_subgraph(graph: LocalGraph, topics: Sequence[int], hops: int, include_seed: bool,
-                   max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Subgraph:
+def local_subgraph(
+    graph: LocalGraph,
+    topics: Sequence[int],
+    hops: int,
+    include_seed: bool,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+) -> Subgraph:
     """Reference candidates: the triples with an end within ``hops - 1`` undirected hops of a topic entity
     (i.e. reachable in at most ``hops`` steps), nearest first, capped; then DDE over that subgraph."""
     offsets, incident = graph.incident()
@@ -356,7 +416,7 @@ def local_subgraph(graph: LocalGraph, topics: Sequence[int], hops: int, include_
     for depth in range(hops):
         if frontier.size == 0 or total >= max_candidates:
             break
-        triples = np.unique(np.concatenate([incident[offsets[e]:offsets[e + 1]] for e in frontier]))
+        triples = np.unique(np.concatenate([incident[offsets[e] : offsets[e + 1]] for e in frontier]))
         triples = triples[~seen_triples[triples]]
         seen_triples[triples] = True
         triples = triples[: max_candidates - total]
@@ -368,22 +428,30 @@ def local_subgraph(graph: LocalGraph, topics: Sequence[int], hops: int, include_
         frontier = ends
     rows = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
     global_heads, global_tails = graph.heads[rows], graph.tails[rows]
-    entities, inverse = np.unique(np.concatenate([np.asarray(topics, np.int64), global_heads, global_tails]),
-                                  return_inverse=True)
+    entities, inverse = np.unique(
+        np.concatenate([np.asarray(topics, np.int64), global_heads, global_tails]), return_inverse=True
+    )
     n_topics = len(topics)
     local_topics = inverse[:n_topics].astype(np.int32)
-    local_heads = inverse[n_topics:n_topics + rows.size].astype(np.int32)
-    local_tails = inverse[n_topics + rows.size:].astype(np.int32)
+    local_heads = inverse[n_topics : n_topics + rows.size].astype(np.int32)
+    local_tails = inverse[n_topics + rows.size :].astype(np.int32)
     codes = dde_codes(entities.size, local_heads, local_tails, local_topics, include_seed)
-    return Subgraph(entities=entities, entity_dde=codes,
-                    heads=local_heads, relations=graph.relations[rows].astype(np.int32), tails=local_tails,
-                    topics=local_topics)
+    return Subgraph(
+        entities=entities,
+        entity_dde=codes,
+        heads=local_heads,
+        relations=graph.relations[rows].astype(np.int32),
+        tails=local_tails,
+        topics=local_topics,
+    )
 
 
 # --- weak labels ------------------------------------------------------------------------------------------
 
-def shortest_path_labels(n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int],
-                         answers: Iterable[int]) -> np.ndarray:
+
+def shortest_path_labels(
+    n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int], answers: Iterable[int]
+) -> np.ndarray:
     """True for every triple on a shortest path between a topic entity and an answer entity.
 
     Triples are undirected edges here. For each topic, a BFS gives distances; a triple (u, v) with
@@ -411,7 +479,7 @@ def shortest_path_labels(n_nodes: int, heads: np.ndarray, tails: np.ndarray, top
         depth = 0
         while frontier.size:
             depth += 1
-            nxt = np.concatenate([dst_sorted[offsets[u]:offsets[u + 1]] for u in frontier])
+            nxt = np.concatenate([dst_sorted[offsets[u] : offsets[u + 1]] for u in frontier])
             nxt = np.unique(nxt[dist[nxt] < 0])
             dist[nxt] = depth
             frontier = nxt
@@ -454,13 +522,21 @@ def read_metaqa(root: Path, split: str, hops: Iterable[int] = (1, 2, 3)) -> list
                     continue
                 text, _, answers = line.partition("\t")
                 topics = tuple(_BRACKET.findall(text))
-                questions.append(Question(text, topics, tuple(a for a in answers.split("|") if a), hop,
-                                          f"{hop}hop-{split}-{line_no}"))
+                questions.append(
+                    Question(
+                        text,
+                        topics,
+                        tuple(a for a in answers.split("|") if a),
+                        hop,
+                        f"{hop}hop-{split}-{line_no}",
+                    )
+                )
     return questions
 
 
-def split_questions(questions: Sequence[Question], seed: int, validation: float = 0.1,
-                    holdout: float = 0.1) -> tuple[list[Question], list[Question], list[Question]]:
+def split_questions(
+    questions: Sequence[Question], seed: int, validation: float = 0.1, holdout: float = 0.1
+) -> tuple[list[Question], list[Question], list[Question]]:
     """Deterministic (train, validation, holdout) split by question, stratified by hop.
 
     Validation drives early stopping; holdout is never seen in training and is what the benchmark
@@ -475,8 +551,8 @@ def split_questions(questions: Sequence[Question], seed: int, validation: float 
         n_val = int(round(len(group) * validation))
         n_hold = int(round(len(group) * holdout))
         val += [group[i] for i in order[:n_val]]
-        hold += [group[i] for i in order[n_val:n_val + n_hold]]
-        train += [group[i] for i in order[n_val + n_hold:]]
+        hold += [group[i] for i in order[n_val : n_val + n_hold]]
+        train += [group[i] for i in order[n_val + n_hold :]]
     return train, val, hold
 
 
@@ -490,23 +566,32 @@ def question_ids(index: KgIndex, names: Iterable[str]) -> list[int]:
 
 # --- the procedure and the reference agree ----------------------------------------------------------------
 
+
 def triple_codes(subgraph: Subgraph) -> dict[tuple[int, int, int], tuple[float, ...]]:
     """{(head, relation, tail) global indices: rounded [dde_head ‖ dde_tail]} of a subgraph."""
     dde = np.round(subgraph.triple_dde().astype(np.float64), 5)
-    return {(int(subgraph.entities[h]), int(r), int(subgraph.entities[t])): tuple(code.tolist())
-            for h, r, t, code in zip(subgraph.heads, subgraph.relations, subgraph.tails, dde, strict=True)}
+    return {
+        (int(subgraph.entities[h]), int(r), int(subgraph.entities[t])): tuple(code.tolist())
+        for h, r, t, code in zip(subgraph.heads, subgraph.relations, subgraph.tails, dde, strict=True)
+    }
 
 
-def check_reference_parity(driver: Driver, index: KgIndex, graph: LocalGraph,
-                           cases: Sequence[tuple[Sequence[str], int]], include_seed: bool,
-                           max_rows: int = 3000) -> int:
+def check_reference_parity(
+    driver: Driver,
+    index: KgIndex,
+    graph: LocalGraph,
+    cases: Sequence[tuple[Sequence[str], int]],
+    include_seed: bool,
+    max_rows: int = 3000,
+) -> int:
     """Compares ``kgqa.subgraphrag.candidates`` with ``local_subgraph`` on (topic ids, hops) cases, skipping
     any whose candidates exceed ``max_rows`` (there the cap's cut may legitimately differ). Returns how many
     were compared; raises KgqaError on the first disagreement in triples or DDE codes."""
     compared = 0
     for topic_ids, hops in cases:
-        reference = local_subgraph(graph, [index.entity(t) for t in topic_ids], hops, include_seed,
-                                   max_candidates=max_rows + 1)
+        reference = local_subgraph(
+            graph, [index.entity(t) for t in topic_ids], hops, include_seed, max_candidates=max_rows + 1
+        )
         if reference.size > max_rows:
             continue
         db = fetch_subgraph(driver, index, topic_ids, hops, include_seed, max_candidates=max_rows + 1)
@@ -514,8 +599,10 @@ def check_reference_parity(driver: Driver, index: KgIndex, graph: LocalGraph,
         if ours != theirs:
             missing = len(ours.keys() - theirs.keys()) + len(theirs.keys() - ours.keys())
             differing = sum(ours[k] != theirs[k] for k in ours.keys() & theirs.keys())
-            raise KgqaError(f"kgqa.subgraphrag.candidates and the numpy reference disagree for topics "
-                            f"{topic_ids} ({missing} triples in one only, {differing} DDE codes differ); "
-                            "train with --source db")
+            raise KgqaError(
+                f"kgqa.subgraphrag.candidates and the numpy reference disagree for topics "
+                f"{topic_ids} ({missing} triples in one only, {differing} DDE codes differ); "
+                "train with --source db"
+            )
         compared += 1
     return compared
