@@ -267,6 +267,9 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         if threads > 0:
             options.intra_op_num_threads = threads
+        # Idle workers sleep instead of spinning: on a small machine the database shares these cores, and
+        # spinning threads took CPU from it while the loader overlapped embedding with writes.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(self.directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
         )

@@ -24,7 +24,7 @@ from tests.fixtures.loaders.helpers import graph_of
 from tests.test_load_parsers import DBPEDIA, FREEBASE, METAQA
 
 BULK_HOME = Path(os.environ.get("KGQA_TEST_BULK_HOME", Path.home() / ".kgqa-test-bulk"))
-BULK_PORT = int(os.environ.get("KGQA_TEST_BULK_PORT", "7698"))
+BULK_PORT = int(os.environ.get("KGQA_TEST_BULK_PORT", "7699"))
 BULK_ENV = {
     "KGQA_HOME": str(BULK_HOME),
     "KGQA_BOLT_PORT": str(BULK_PORT),
