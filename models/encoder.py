@@ -32,6 +32,9 @@ def _model_path(name: str) -> str:
 def _sentence_transformer(name: str):  # type: ignore[no-untyped-def]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # A CLI answer should not be interleaved with the library's "Loading weights" bar.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(_model_path(name), device="cpu")
