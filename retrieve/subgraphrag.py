@@ -10,27 +10,27 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from kgqa.graph.cypher import render
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 from neo4j import Driver, RoutingControl
 
 DEFAULT_MODEL = "default"
+DEFAULT_HOPS = 2  # the candidate radius models are trained with; a question predicted deeper widens it
 ANSWER_RELATIVE = 0.5  # answers: candidates scoring at least this share of the best one
 
 _BRACKETS = re.compile(r"[\[\]]")
 _SPACES = re.compile(r"\s+")
 
-RETRIEVE_QUERY = """
-CALL kgqa.subgraphrag.retrieve($question, $config)
-YIELD head, relation, tail, score, rank
-RETURN head, relation, tail, score, rank
-ORDER BY rank
-"""
+RETRIEVE_QUERY = render("subgraphrag/retrieve")
+# KG sources whose questions the project's MetaQA-trained hop classifier understands.
+HOP_CLASSIFIED_SOURCES = ("metaqa",)
+HopPredictor = Callable[[str, Sequence[str]], int | None]
 
 
 def question_text(question: str) -> str:
@@ -157,12 +157,39 @@ class SubgraphRagRetriever(Retriever):
         hops: int | None = None,
         max_candidates: int | None = None,
         include_seed: bool | None = None,
+        hop_predictor: HopPredictor | None = None,
     ) -> None:
         super().__init__(driver)
         self.model = model
         self.hops = hops
         self.max_candidates = max_candidates
         self.include_seed = include_seed
+        self._hop_predictor = hop_predictor
+        self._sources: dict[str, str | None] = {}
+
+    def _predicted_hops(self, question: str, kg: str, spans: Sequence[str]) -> int | None:
+        """The question's hop count from the MetaQA-trained classifier, for MetaQA-shaped KGs only.
+
+        It widens the candidate radius past the model's default (3-hop questions need 3 hops) and tells the
+        extractive answerer how deep the answers lie; other KGs keep the model's radius and the leaf rule.
+        """
+        if self.hops is not None:
+            return None
+        if kg not in self._sources:
+            rows = self.driver.execute_query(
+                render("kg/resolve"), kg=kg, routing_=RoutingControl.READ
+            ).records
+            self._sources[kg] = str(rows[0]["source"]) if rows else None
+        if self._sources[kg] not in HOP_CLASSIFIED_SOURCES:
+            return None
+        if self._hop_predictor is None:
+            from kgqa.training.question_classifiers import predict_hop_range
+
+            self._hop_predictor = lambda q, entity_texts: int(predict_hop_range(q, entity_texts).hops)
+        try:
+            return self._hop_predictor(question, spans)
+        except (OSError, ValueError, RuntimeError):  # no classifier here: the model's radius, the leaf rule
+            return None
 
     def config(
         self, kg: str, k: int, topic_ids: Sequence[str], question_vector: np.ndarray
@@ -190,19 +217,29 @@ class SubgraphRagRetriever(Retriever):
         vector = embed_question(question)
         embedded = time.perf_counter()
         rows: list[tuple[str, str, str, float]] = []
+        predicted = None
         if topic_entities:
+            predicted = self._predicted_hops(question, kg, [e.span or e.name for e in topic_entities])
+            config = self.config(kg, k, [e.id for e in topic_entities], vector)
+            if predicted is not None and predicted > DEFAULT_HOPS:
+                config["hops"] = predicted
             records, _summary, _keys = self.driver.execute_query(
                 RETRIEVE_QUERY,
                 question=question_text(question),
-                config=self.config(kg, k, [e.id for e in topic_entities], vector),
+                config=config,
                 routing_=RoutingControl.READ,
             )
             rows = [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
         scored = time.perf_counter()
         triplets, scores = dedup_scored(rows)
         topic_names = [e.name for e in topic_entities]
-        ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
-        candidates, candidate_scores = select_answers(ranked, ranked_scores)
+        if predicted is not None:
+            # The answerer walks exactly `predicted` hops from the topic over the scored triplets.
+            answer_hints: dict[str, Any] = {"hops": predicted, "hops_predicted": predicted}
+        else:
+            ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
+            candidates, candidate_scores = select_answers(ranked, ranked_scores)
+            answer_hints = {"answer_candidates": candidates, "answer_scores": candidate_scores}
         return Evidence(
             question=question,
             method=self.name,
@@ -213,8 +250,7 @@ class SubgraphRagRetriever(Retriever):
             metadata={
                 "model": self.model,
                 "k": k,
-                "answer_candidates": candidates,
-                "answer_scores": candidate_scores,
+                **answer_hints,
                 **({"candidate_hops": self.hops} if self.hops is not None else {}),
             },
             latency_ms={

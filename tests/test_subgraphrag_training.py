@@ -304,6 +304,7 @@ def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path
     assert meta["input_dim"] == 4 * 384 + 20 and meta["include_seed"] is True and meta["kg"] == "metaqa"
     assert meta["onnx_max_abs_diff"] <= 1e-5 and 0.0 <= meta["best_dev_recall@100"] <= 1.0
     if "kgqa.subgraphrag.retrieve" in _procedures(driver):
+        from kgqa.answer.extractive import answer_extractive
         from kgqa.retrieve.evidence import LinkedEntity
         from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
 
@@ -316,7 +317,20 @@ def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path
         )
         assert 0 < len(evidence.triplets) <= 20
         assert evidence.scores == sorted(evidence.scores, reverse=True)
-        assert "Kismet" not in evidence.metadata["answer_candidates"]
+        # A MetaQA KG: the hop classifier says 1 hop, and the answerer walks exactly that far.
+        assert evidence.metadata["hops_predicted"] == 1
+        answer = answer_extractive(evidence)
+        assert answer.answers and "Kismet" not in answer.answers
+        assert answer.explanation["hops"] == 1
+        # An explicit radius keeps the leaf rule (what other KGs get too).
+        fixed = SubgraphRagRetriever(driver, model="pytest-tiny", hops=2).retrieve(
+            "who directed [Kismet]",
+            "metaqa",
+            k=20,
+            topic_entities=[LinkedEntity("Kismet", "Kismet", 1.0, "given")],
+        )
+        assert "hops_predicted" not in fixed.metadata
+        assert "Kismet" not in fixed.metadata["answer_candidates"]
 
 
 def test_balanced_bce_weighs_questions_and_classes_equally() -> None:
