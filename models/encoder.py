@@ -28,13 +28,17 @@ def _model_path(name: str) -> str:
     return name  # a local directory or a model id already in the local Hugging Face cache
 
 
-@lru_cache(maxsize=2)
-def _sentence_transformer(name: str):  # type: ignore[no-untyped-def]
+def offline_quiet_env() -> None:
+    """Hugging Face libraries offline, and silent: a CLI answer is not interleaved with "Loading weights"."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    # A CLI answer should not be interleaved with the library's "Loading weights" bar.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+@lru_cache(maxsize=2)
+def _sentence_transformer(name: str):  # type: ignore[no-untyped-def]
+    offline_quiet_env()
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(_model_path(name), device="cpu")

@@ -35,10 +35,12 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+from kgqa.models.encoder import offline_quiet_env
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
@@ -177,7 +179,7 @@ def _encoder_meta(fingerprint: str) -> dict[str, object]:
 
 def _export(source: Path, out: Path) -> None:
     """Writes model.onnx and vocab.txt into ``out``."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_quiet_env()
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -205,7 +207,10 @@ def _export(source: Path, out: Path) -> None:
     names = ["input_ids", "attention_mask", "token_type_ids"]
     dynamic = {name: {0: "batch", 1: "sequence"} for name in names}
     dynamic["last_hidden_state"] = {0: "batch", 1: "sequence"}
-    with torch.no_grad():
+    # The tracer warns about negative gather indices and Python booleans in the masking code; neither
+    # applies to BERT inputs, and the self-check below compares the export with sentence-transformers.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         torch.onnx.export(
             LastHiddenState(model),
             args,
@@ -223,7 +228,7 @@ def _export(source: Path, out: Path) -> None:
 
 def _self_check(directory: Path, source: Path) -> None:
     """Refuses an export whose numbers differ from sentence-transformers (cosine below 0.9999)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_quiet_env()
     from sentence_transformers import SentenceTransformer
 
     reference = SentenceTransformer(str(source), device="cpu").encode(
