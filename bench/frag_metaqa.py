@@ -20,7 +20,6 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import TypeVar
 
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.frag import FragConfig, FragRetriever
+from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
 T = TypeVar("T")
 DATA = Path(os.environ.get("KGQA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -45,21 +45,6 @@ def load(split: str, hop: int) -> list[tuple[str, list[str]]]:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def with_retry(call: Callable[[], T], attempts: int = 3, wait_s: float = 60.0) -> T:
-    """``call()``, retried when the server is briefly unreachable (another run restarted it)."""
-    from neo4j.exceptions import ServiceUnavailable, SessionExpired
-
-    for attempt in range(attempts):
-        try:
-            return call()
-        except (ServiceUnavailable, SessionExpired):
-            if attempt == attempts - 1:
-                raise
-            print(f"  (server unreachable, retrying in {wait_s:.0f}s)", file=sys.stderr)
-            time.sleep(wait_s)
-    raise AssertionError("unreachable")
 
 
 def main() -> int:

@@ -16,13 +16,13 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.linking import link_entities
+from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
 DATA = Path(os.environ.get("KGQA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 T = TypeVar("T")
@@ -50,21 +50,6 @@ def add_typo(text: str, rng: random.Random) -> str:
     pos = rng.randrange(1, len(w) - 1)
     words[k] = w[:pos] + w[pos + 1 :]
     return " ".join(words)
-
-
-def with_retry(call: Callable[[], T], attempts: int = 3, wait_s: float = 60.0) -> T:
-    """``call()``, retried when the server is briefly unreachable (another run restarted it)."""
-    from neo4j.exceptions import ServiceUnavailable, SessionExpired
-
-    for attempt in range(attempts):
-        try:
-            return call()
-        except (ServiceUnavailable, SessionExpired):
-            if attempt == attempts - 1:
-                raise
-            print(f"  (server unreachable, retrying in {wait_s:.0f}s)", file=sys.stderr)
-            time.sleep(wait_s)
-    raise AssertionError("unreachable")
 
 
 def main() -> int:

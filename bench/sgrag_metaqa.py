@@ -18,7 +18,6 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
@@ -35,7 +34,7 @@ from kgqa.retrieve.sgrag import (
 )
 from kgqa.training.metaqa_data import MetaqaQuestion, read_questions
 from kgqa.training.question_classifiers import hop_range
-from neo4j.exceptions import ServiceUnavailable, SessionExpired
+from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
 T = TypeVar("T")
 
@@ -66,7 +65,7 @@ def run_hop(
     known = (
         {}
         if free_text
-        else _with_retry(
+        else with_retry(
             lambda: entity_ids_by_name(driver, kg, [n for q in questions for n in bracket_names(q.question)])
         )
     )
@@ -74,13 +73,13 @@ def run_hop(
     for number, q in enumerate(questions, 1):
         if free_text:  # brackets removed: the real linker finds the entity, the classifier masks its span
             text = q.question.replace("[", "").replace("]", "")
-            evidence = _with_retry(partial(retriever.retrieve, text, kg, k=k))
+            evidence = with_retry(partial(retriever.retrieve, text, kg, k=k))
             linking.append(evidence.latency_ms["linking"])
             counts["topic_ok"] += [e.name for e in evidence.topic_entities][:1] == [q.topic]
         else:
             topics = bracket_topic_entities(driver, q.question, kg, known)
             counts["topic_ok"] += [e.name for e in topics] == [q.topic]
-            evidence = _with_retry(partial(retriever.retrieve, q.question, kg, k=k, topic_entities=topics))
+            evidence = with_retry(partial(retriever.retrieve, q.question, kg, k=k, topic_entities=topics))
         if number % 2000 == 0:
             print(f"  ... {number}/{len(questions)}", file=sys.stderr, flush=True)
         latencies.append(evidence.latency_ms["retrieval"])
@@ -125,19 +124,6 @@ def run_hop(
         "linking_ms_p95": _percentile(linking, 95) if linking else None,
         "errors": errors,
     }
-
-
-def _with_retry(call: Callable[[], T], attempts: int = 60, wait_s: float = 10.0) -> T:
-    """Rides out a server restart by another user of the same test server (not a tuning knob)."""
-    for attempt in range(attempts):
-        try:
-            return call()
-        except (ServiceUnavailable, SessionExpired):
-            if attempt == attempts - 1:
-                raise
-            print(f"  server unavailable, retrying in {wait_s:.0f} s", file=sys.stderr, flush=True)
-            time.sleep(wait_s)
-    raise AssertionError("unreachable")
 
 
 def warm_up(retriever: SgragRetriever, kg: str) -> None:

@@ -23,7 +23,7 @@ from kgqa.loaders.pipeline import LoadOptions, build_indexes, load
 from kgqa.loaders.schema import index_states
 
 from tests.conftest import run_kgqa
-from tests.fixtures.loaders.helpers import fake_embed, graph_of
+from tests.fixtures.loaders.helpers import graph_of, hashed_embed
 from tests.test_load_parsers import DBPEDIA, FREEBASE, FREEBASE_FACTS, FREEBASE_NAMES, METAQA
 
 PREFIX = "t_load_"
@@ -43,7 +43,7 @@ def clean(driver: Any) -> Any:
 
 
 def _load(driver: Any, source: str, path: Path, kg: str, **kw: Any) -> Any:
-    return load(LoadOptions(source=source, paths=[path], kg=kg, **kw), embedder=fake_embed, driver=driver)
+    return load(LoadOptions(source=source, paths=[path], kg=kg, **kw), embedder=hashed_embed, driver=driver)
 
 
 def test_freebase_rdf_fixture_round_trips(driver: Any, tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_kgs_listing_and_index_rebuild(driver: Any) -> None:
         ).records[0]["n"]
         == 0
     )
-    reports = build_indexes(kg=kg, embedder=fake_embed, driver=driver)
+    reports = build_indexes(kg=kg, embedder=hashed_embed, driver=driver)
     assert [(r.kg, r.entities, r.relations) for r in reports] == [(kg, 15, 7)]
     states = {r["name"]: r["state"] for r in index_states(driver)}
     assert states["entity_embedding"] == states["entity_name"] == states["relation_embedding"] == "ONLINE"
