@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -40,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
-from kgqa.models.encoder import offline_quiet_env
+from kgqa.models.encoder import DIMENSIONS, offline_quiet_env
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
@@ -308,6 +309,26 @@ class OnnxEncoder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _default_onnx_encoder() -> OnnxEncoder:
+    return OnnxEncoder()
+
+
+def embed_light(texts: Sequence[str]) -> np.ndarray:
+    """L2-normalised float32 rows for short query-time texts: the exported ONNX encoder (no torch, a few ms
+    per question), else sentence-transformers when the export cannot be made. Both give the same numbers
+    (``tests/test_encoder_onnx.py``), so vectors from either compare with the stored embeddings."""
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    try:
+        encoder = _default_onnx_encoder()
+    except (ImportError, OSError, ValueError, KeyError):
+        from kgqa.models.encoder import embed
+
+        return embed(list(texts))
+    return np.asarray(encoder.embed(list(texts)), dtype=np.float32)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

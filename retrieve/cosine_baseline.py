@@ -1,18 +1,19 @@
 """A cosine-similarity retriever: the baseline the trained SubgraphRAG scorer is compared with.
 
 Same candidates as SubgraphRAG (``kgqa.subgraphrag.candidates``: the triples within ``hops`` of the topic
-entities), but each triple is scored without training, in the database, from the stored embeddings:
+entities), but each triple is scored without training, in the database (``kgqa.subgraphrag.cosine``), from
+the stored embeddings:
 
     score = cos(z_q, z_head) + cos(z_q, z_rel) + cos(z_q, z_tail)
 
-(Neo4j's ``vector.similarity.cosine`` maps cosine to [0, 1] as (1 + cos) / 2; the sum of three such terms
-orders triples exactly as the sum of the raw cosines does.)
+The procedure compares each entity and relation with the question once, however many triples share it.
 """
 
 from __future__ import annotations
 
 import time
 
+from kgqa.graph.cypher import render
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.evidence import Evidence, LinkedEntity
 from kgqa.retrieve.subgraphrag import dedup_scored, embed_question
@@ -21,20 +22,7 @@ from neo4j import Driver, RoutingControl
 DEFAULT_HOPS = 2
 DEFAULT_MAX_CANDIDATES = 20000
 
-COSINE_QUERY = """
-CALL kgqa.subgraphrag.candidates($kg, $topicIds, {hops: $hops, maxCandidates: $maxCandidates,
-                                                 includeSeed: false})
-YIELD head, relation, tail, headId, tailId
-MATCH (h:Entity {kg: $kg, id: headId})
-MATCH (t:Entity {kg: $kg, id: tailId})
-MATCH (r:Relation {kg: $kg, name: relation})
-WITH head, relation, tail,
-     vector.similarity.cosine($q, h.embedding) + vector.similarity.cosine($q, r.embedding)
-     + vector.similarity.cosine($q, t.embedding) AS score
-RETURN head, relation, tail, score
-ORDER BY score DESC
-LIMIT $k
-"""
+COSINE_QUERY = render("subgraphrag/cosine")
 
 
 class CosineRetriever(Retriever):
@@ -55,14 +43,17 @@ class CosineRetriever(Retriever):
         embedded = time.perf_counter()
         rows: list[tuple[str, str, str, float]] = []
         if topic_entities:
+            config = {
+                "hops": int(self.hops),
+                "maxCandidates": int(self.max_candidates),
+                "questionEmbedding": [float(x) for x in vector],
+                "k": int(k),
+            }
             records, _summary, _keys = self.driver.execute_query(
                 COSINE_QUERY,
                 kg=kg,
                 topicIds=[e.id for e in topic_entities],
-                hops=int(self.hops),
-                maxCandidates=int(self.max_candidates),
-                q=[float(x) for x in vector],
-                k=int(k),
+                config=config,
                 routing_=RoutingControl.READ,
             )
             rows = [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]

@@ -121,9 +121,9 @@ def _as_range(value: object) -> HopRange:
 
 
 def _embed(texts: Sequence[str]) -> np.ndarray:
-    from kgqa.models.encoder import embed
+    from kgqa.models.export_encoder import embed_light
 
-    return embed(list(texts))
+    return embed_light(texts)
 
 
 class _ChainCache:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from kgqa.graph.cypher import render
+from kgqa.models.export_encoder import embed_light
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 from neo4j import Driver, RoutingControl
@@ -41,25 +41,9 @@ def question_text(question: str) -> str:
     return _SPACES.sub(" ", _BRACKETS.sub(" ", question)).strip()
 
 
-@lru_cache(maxsize=1)
-def _onnx_encoder() -> Any:
-    from kgqa.models.export_encoder import OnnxEncoder
-
-    return OnnxEncoder()
-
-
 def embed_question(question: str) -> np.ndarray:
-    """z_q (float32 [384], L2-normalised): the exported ONNX encoder if present, else the loader's."""
-    text = question_text(question)
-    try:
-        encoder = _onnx_encoder()
-    except (ImportError, OSError, ValueError, KeyError):
-        encoder = None
-    if encoder is not None:
-        return np.asarray(encoder.embed([text])[0], dtype=np.float32)
-    from kgqa.models.encoder import embed
-
-    return embed([text])[0]
+    """z_q (float32 [384], L2-normalised) of the question in the form training embedded."""
+    return embed_light([question_text(question)])[0]
 
 
 def dedup_scored(rows: Sequence[tuple[str, str, str, float]]) -> tuple[list[Triplet], list[float]]:

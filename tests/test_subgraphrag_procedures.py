@@ -299,3 +299,32 @@ def test_retrieve_errors_are_clear(driver, tiny_kg, linear_model, models_dir) ->
     assert "config has an unknown key 'K'" in _error(
         driver, call, {"q": "who directed [Kismet]", "config": {**base, "K": 5}}
     )
+
+
+# ------------------------------------------------------------------------------------- cosine baseline
+
+
+def test_cosine_retriever_ranks_by_summed_similarity(driver, tiny_kg, vectors) -> None:  # type: ignore[no-untyped-def]
+    from kgqa.retrieve.cosine_baseline import CosineRetriever
+    from kgqa.retrieve.evidence import LinkedEntity
+    from kgqa.retrieve.subgraphrag import embed_question
+
+    question = "who directed Kismet"
+    q = embed_question(question)
+
+    def cos(a: np.ndarray, b: np.ndarray) -> float:
+        return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+    # The 2-hop candidates of Kismet, scored here from the vectors the fixture stored.
+    expected = sorted(
+        (
+            (cos(q, vectors[h]) + cos(q, vectors[f"rel:{r}"]) + cos(q, vectors[t]), (h, r, t))
+            for h, r, t in TRIPLES[:4]
+        ),
+        reverse=True,
+    )
+    topic = [LinkedEntity(id="Kismet", name="Kismet", score=1.0, how="given")]
+    evidence = CosineRetriever(driver, hops=2).retrieve(question, KG, 3, topic_entities=topic)
+    assert evidence.triplets == [t for _s, t in expected[:3]]
+    assert evidence.scores == pytest.approx([s for s, _t in expected[:3]], abs=1e-5)
+    assert "Kismet" not in evidence.metadata["answer_candidates"]

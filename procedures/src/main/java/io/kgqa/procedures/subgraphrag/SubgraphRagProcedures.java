@@ -51,6 +51,8 @@ public class SubgraphRagProcedures {
     private static final Set<String> RETRIEVE_KEYS = Set.of(
             "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
             "failOnTruncation");
+    private static final Set<String> COSINE_KEYS = Set.of(
+            "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation");
 
     @Context
     public Transaction tx;
@@ -121,16 +123,7 @@ public class SubgraphRagProcedures {
         String kgName = requireKg(kg, "kg");
         List<String> ids = requireStrings(topicIds, "topicIds");
 
-        EntityLinker linker = new EntityLinker(tx, kgName);
-        List<Node> topics = new ArrayList<>();
-        for (int i = 0; i < ids.size(); i++) {
-            Node node = linker.byId(ids.get(i));
-            if (node == null) {
-                throw new IllegalArgumentException("topicIds[" + i + "]: no entity with id '" + ids.get(i)
-                        + "' in KG '" + kgName + "'");
-            }
-            topics.add(node);
-        }
+        List<Node> topics = topicsById(kgName, ids);
 
         CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
         double[][] codes = subgraph.entityCodes(forward, reverse, includeSeed);
@@ -218,6 +211,52 @@ public class SubgraphRagProcedures {
         }
     }
 
+    @Procedure(name = "kgqa.subgraphrag.cosine", mode = Mode.READ)
+    @Description("kgqa.subgraphrag.cosine(kg :: STRING, topicIds :: LIST<STRING>, config :: MAP) :: (head,"
+            + " relation, tail, score, rank) - the untrained baseline of SubgraphRAG retrieval: the same candidate"
+            + " triples as kgqa.subgraphrag.candidates, each scored cos(q, head) + cos(q, relation) + cos(q, tail)"
+            + " from the stored embeddings (a missing embedding adds 0), and the top k streamed, highest score"
+            + " first (rank 1 = best; ties keep breadth-first order). config: questionEmbedding (required, the"
+            + " question's vector, as long as the KG's embeddings); k (default 100, > 0); hops (default 2);"
+            + " maxCandidates (default 20000) and failOnTruncation (default false) as for candidates.")
+    public Stream<ScoredTriple> cosine(
+            @Name("kg") String kg,
+            @Name("topicIds") List<Object> topicIds,
+            @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        Options options = new Options(config, "config", COSINE_KEYS);
+        int k = options.integer("k", DEFAULT_K, 1, Integer.MAX_VALUE);
+        int hops = options.integer("hops", DEFAULT_HOPS, 1, MAX_HOPS);
+        int maxCandidates = options.integer("maxCandidates", DEFAULT_MAX_CANDIDATES, 1, LIMIT_MAX_CANDIDATES);
+        boolean failOnTruncation = options.bool("failOnTruncation", false);
+        float[] question = options.vector("questionEmbedding");
+        if (question == null) {
+            throw new IllegalArgumentException("config.questionEmbedding is required: the question's vector");
+        }
+        String kgName = requireKg(kg, "kg");
+        List<Node> topics = topicsById(kgName, requireStrings(topicIds, "topicIds"));
+
+        CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
+        if (subgraph.size() == 0) {
+            return Stream.empty();
+        }
+        int dim = question.length;
+        // Each entity and relation is compared with the question once, however many triples it is in.
+        float[][] vectors = entityVectors(subgraph, dim, kgName, "config.questionEmbedding has " + dim + " numbers");
+        double[] nodeSimilarity = new double[vectors.length];
+        for (int v = 0; v < vectors.length; v++) {
+            nodeSimilarity[v] = cosine(question, vectors[v]);
+        }
+        Map<String, Double> relationSimilarity = new HashMap<>();
+        float[] scores = new float[subgraph.size()];
+        for (int i = 0; i < scores.length; i++) {
+            String type = subgraph.relationships.get(i).getType().name();
+            double relation = relationSimilarity.computeIfAbsent(type, t -> cosine(question, relationEmbedding(kgName,
+                    t, dim)));
+            scores[i] = (float) (nodeSimilarity[subgraph.heads[i]] + relation + nodeSimilarity[subgraph.tails[i]]);
+        }
+        return topK(subgraph, scores, k).stream();
+    }
+
     // ------------------------------------------------------------------------------------------ pieces
 
     private CandidateSubgraph collect(String kg, List<Node> topics, int hops, int maxCandidates, boolean failOnTruncation) {
@@ -235,6 +274,21 @@ public class SubgraphRagProcedures {
             }
         }
         return subgraph;
+    }
+
+    /** The entities of {@code kg} with these ids, in order; an unknown id is an error naming it. */
+    private List<Node> topicsById(String kg, List<String> ids) {
+        EntityLinker linker = new EntityLinker(tx, kg);
+        List<Node> topics = new ArrayList<>();
+        for (int i = 0; i < ids.size(); i++) {
+            Node node = linker.byId(ids.get(i));
+            if (node == null) {
+                throw new IllegalArgumentException("topicIds[" + i + "]: no entity with id '" + ids.get(i)
+                        + "' in KG '" + kg + "'");
+            }
+            topics.add(node);
+        }
+        return topics;
     }
 
     private List<Node> linkTopics(String question, List<String> topicTexts, String kg) {
@@ -279,23 +333,7 @@ public class SubgraphRagProcedures {
                           String kg) {
         int dim = model.embeddingDim;
         int nodeCount = subgraph.nodes.size();
-        float[][] entityVectors = new float[nodeCount][];
-        int missing = 0;
-        for (int v = 0; v < nodeCount; v++) {
-            float[] vector = Vectors.toFloats(subgraph.nodes.get(v).getProperty("embedding", null));
-            if (vector == null) {
-                missing++;
-            } else if (vector.length != dim) {
-                throw new IllegalStateException("entity '" + subgraph.nodes.get(v).getProperty("id", "?")
-                        + "' of KG '" + kg + "' has a " + vector.length + "-d embedding; model '" + model.name
-                        + "' expects " + dim);
-            }
-            entityVectors[v] = vector;
-        }
-        if (missing > 0 && log != null) {
-            log.warn("kgqa.subgraphrag: " + missing + " of " + nodeCount + " candidate entities of KG '" + kg
-                    + "' have no embedding; zeros used");
-        }
+        float[][] entityVectors = entityVectors(subgraph, dim, kg, "model '" + model.name + "' expects " + dim);
 
         Map<String, float[]> relationVectors = new HashMap<>();
         String[] types = new String[subgraph.size()];
@@ -326,6 +364,48 @@ public class SubgraphRagProcedures {
         });
     }
 
+    /**
+     * The stored embedding of every node of the subgraph (null when a node has none, which is logged).
+     *
+     * @param expected what fixes the dimension, for the error when an embedding has another one
+     */
+    private float[][] entityVectors(CandidateSubgraph subgraph, int dim, String kg, String expected) {
+        int nodeCount = subgraph.nodes.size();
+        float[][] vectors = new float[nodeCount][];
+        int missing = 0;
+        for (int v = 0; v < nodeCount; v++) {
+            float[] vector = Vectors.toFloats(subgraph.nodes.get(v).getProperty("embedding", null));
+            if (vector == null) {
+                missing++;
+            } else if (vector.length != dim) {
+                throw new IllegalStateException("entity '" + subgraph.nodes.get(v).getProperty("id", "?")
+                        + "' of KG '" + kg + "' has a " + vector.length + "-d embedding; " + expected);
+            }
+            vectors[v] = vector;
+        }
+        if (missing > 0 && log != null) {
+            log.warn("kgqa.subgraphrag: " + missing + " of " + nodeCount + " candidate entities of KG '" + kg
+                    + "' have no embedding; zeros used");
+        }
+        return vectors;
+    }
+
+    /** Cosine similarity; 0 when either vector is missing or zero. */
+    static double cosine(float[] a, float[] b) {
+        if (a == null || b == null) {
+            return 0;
+        }
+        double dot = 0;
+        double normA = 0;
+        double normB = 0;
+        for (int i = 0; i < a.length; i++) {
+            dot += (double) a[i] * b[i];
+            normA += (double) a[i] * a[i];
+            normB += (double) b[i] * b[i];
+        }
+        return normA == 0 || normB == 0 ? 0 : dot / Math.sqrt(normA * normB);
+    }
+
     /** The stored embedding of relation {@code type} in {@code kg}; null (zeros) when absent. */
     private float[] relationEmbedding(String kg, String type, int dim) {
         try (ResourceIterator<Node> it = tx.findNodes(RELATION, "kg", kg, "name", type)) {
@@ -335,7 +415,7 @@ public class SubgraphRagProcedures {
             float[] vector = Vectors.toFloats(it.next().getProperty("embedding", null));
             if (vector != null && vector.length != dim) {
                 throw new IllegalStateException("relation '" + type + "' of KG '" + kg + "' has a " + vector.length
-                        + "-d embedding; the model expects " + dim);
+                        + "-d embedding; expected " + dim);
             }
             return vector;
         }

@@ -106,18 +106,24 @@ public final class Options {
 
     /** A list of exactly {@code dimension} numbers; null when absent. */
     public float[] vector(String key, int dimension) {
+        float[] out = vector(key);
+        if (out != null && out.length != dimension) {
+            throw new IllegalArgumentException(where(key) + " must have " + dimension + " numbers (the model's"
+                    + " embedding_dim), got " + out.length);
+        }
+        return out;
+    }
+
+    /** A list of finite numbers of any length, or null when absent. */
+    public float[] vector(String key) {
         Object value = values.get(key);
         if (value == null) {
             return null;
         }
         float[] out = Vectors.toFloats(value);
-        if (out == null) {
-            throw new IllegalArgumentException(where(key) + " must be a list of " + dimension + " numbers, got "
+        if (out == null || out.length == 0) {
+            throw new IllegalArgumentException(where(key) + " must be a non-empty list of numbers, got "
                     + describe(value));
-        }
-        if (out.length != dimension) {
-            throw new IllegalArgumentException(where(key) + " must have " + dimension + " numbers (the model's"
-                    + " embedding_dim), got " + out.length);
         }
         for (float f : out) {
             if (!Float.isFinite(f)) {

@@ -301,6 +301,58 @@ class SubgraphRagProceduresTest {
         assertContains(errorOf(() -> retrieve("q", config("topK", 3))), "config has an unknown key 'topK'");
     }
 
+    // ------------------------------------------------------------------------------------------ cosine
+
+    private List<Map<String, Object>> cosine(List<?> topicIds, Map<String, Object> config) {
+        return neo4j.rows("CALL kgqa.subgraphrag.cosine('test', $ids, $config) YIELD head, relation, tail, score, rank "
+                + "RETURN head, relation, tail, score, rank", Map.of("ids", topicIds, "config", config));
+    }
+
+    @Test
+    void cosineSumsTheHandComputedSimilarities() {
+        // q = (.1, .2, .3, .4), |q| = sqrt(.3). Kismet (1,0,0,0): .18257; Dieterle (0,1,0,0): .36515;
+        // Dietrich (0,0,1,0): .54772; English (0,0,0,1): .73030; directed_by (1,1,0,0): .38730;
+        // starred_actors (0,1,1,0): .64550; in_language (0,0,1,1): .90370.
+        List<Map<String, Object>> rows = cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "hops", 1));
+        assertEquals(List.of("Kismet|in_language|English", "Kismet|starred_actors|Marlene Dietrich",
+                "Kismet|directed_by|William Dieterle"), lines(rows));
+        double[] expected = {0.18257 + 0.90370 + 0.73030, 0.18257 + 0.64550 + 0.54772, 0.18257 + 0.38730 + 0.36515};
+        for (int r = 0; r < rows.size(); r++) {
+            assertEquals(expected[r], (Double) rows.get(r).get("score"), 1e-4);
+            assertEquals((long) r + 1, rows.get(r).get("rank"));
+        }
+    }
+
+    @Test
+    void cosineScoresTheSameCandidatesAsTheModel() {
+        Map<String, Object> config = Map.of("questionEmbedding", Q);
+        List<String> scored = new ArrayList<>(lines(cosine(List.of("Kismet"), config)));
+        List<String> candidates = new ArrayList<>(lines(candidates(List.of("Kismet"), Map.of())));
+        java.util.Collections.sort(scored);
+        java.util.Collections.sort(candidates);
+        assertEquals(candidates, scored);
+        assertEquals(2, cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "k", 2)).size());
+        assertEquals(List.of(), cosine(List.of("Lonely"), config));
+    }
+
+    @Test
+    void cosineGivesClearErrors() {
+        assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of())),
+                "config.questionEmbedding is required: the question's vector");
+        assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", List.of(1.0, 2.0)))),
+                "has a 4-d embedding; config.questionEmbedding has 2 numbers");
+        assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", List.of("a")))),
+                "config.questionEmbedding must be a non-empty list of numbers");
+        assertContains(errorOf(() -> cosine(List.of("Nobody"), Map.of("questionEmbedding", Q))),
+                "topicIds[0]: no entity with id 'Nobody' in KG 'test'");
+        assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "k", 0))),
+                "config.k must be > 0, got 0");
+        assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "model", "tiny"))),
+                "config has an unknown key 'model'");
+        assertContains(errorOf(() -> neo4j.rows("CALL kgqa.subgraphrag.cosine('nokg', ['Kismet'], {questionEmbedding: [1.0]})",
+                Map.of())), "kg: no knowledge graph named 'nokg' is loaded");
+    }
+
     // -------------------------------------------------------------------------------------- text.embed
 
     @Test
