@@ -6,10 +6,11 @@ Graphs" (2025):
 1. **Reasoning-aware**: a query-only classifier says *simple* (at most 2 hops) or *complex*
    (:mod:`kgqa.training.question_classifiers`; "complex" when it cannot be loaded).
 2. **Preprocessing**, inside the database (``cypher_templates/frag/``): the 2-hop (simple) or 4-hop (complex)
-   neighbourhood of the topic entities. When it holds more than ``keep_nodes`` nodes it is projected into GDS
-   (a uniquely named Cypher-aggregation projection) and pruned to the ``keep_nodes`` best by personalized
-   PageRank from the topic entities (``gds.pageRank.stream`` with ``sourceNodes``, damping 0.8, at most 1000
-   iterations); the projection is dropped by that query, and again in ``finally`` if anything failed.
+   neighbourhood of the topic entities (the ``kgqa.frag.neighbourhood`` procedure). When it holds more than
+   ``keep_nodes`` nodes it is projected into GDS (a uniquely named Cypher-aggregation projection) and pruned
+   to the ``keep_nodes`` best by personalized PageRank from the topic entities (``gds.pageRank.stream`` with
+   ``sourceNodes``, damping 0.8, at most 1000 iterations, one thread); the projection is dropped by that
+   query, and again in ``finally`` if anything failed.
    Hubs (non-topic nodes with more than ``max_degree`` relationships, e.g. MetaQA genres, years, languages)
    join the neighbourhood but are not expanded; layer and size caps keep it bounded.
 3. **Retrieval** on the kept subgraph: simple -> every simple path of at most 2 hops, breadth first;
@@ -71,6 +72,9 @@ class FragConfig:
     complex_hops: int = 4
     damping: float = 0.8
     max_iterations: int = 1000
+    # PageRank threads: on graphs of a few thousand nodes, more threads cost more than they save (2x slower
+    # with GDS's default of 4 on a 2-core machine).
+    ppr_concurrency: int = 1
     keep_nodes: int = 2000  # entity pruning by personalized PageRank
     keep_relations: int = 64  # relation pruning by similarity to the question
     keep_paths: int = 32  # path ranking by similarity to the question
@@ -425,10 +429,12 @@ class FragRetriever(Retriever):
             "keep_nodes": cfg.keep_nodes,
             "damping": cfg.damping,
             "max_iterations": cfg.max_iterations,
+            "ppr_concurrency": cfg.ppr_concurrency,
+            "hops": hops,
         }
         dropped = False
         try:
-            records, _, _ = self.driver.execute_query(render("frag/neighbourhood", hops=hops), params)
+            records, _, _ = self.driver.execute_query(render("frag/neighbourhood"), params)
             row = records[0]
             stats = {
                 "neighbourhood_nodes": int(row["neighbourhood"]),

@@ -1,0 +1,230 @@
+package io.kgqa.procedures.frag;
+
+import io.kgqa.procedures.util.Options;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.neo4j.graphdb.Label;
+import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.Relationship;
+import org.neo4j.graphdb.ResourceIterator;
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.procedure.Context;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Name;
+import org.neo4j.procedure.Procedure;
+
+/**
+ * The {@code kgqa.frag.*} namespace: FRAG's preprocessing inside the database.
+ *
+ * <p>{@code neighbourhood} is the bounded breadth-first neighbourhood that FRAG prunes with personalized
+ * PageRank ({@code cypher_templates/frag/}). It ran as list-heavy Cypher before; MetaQA's 4-hop
+ * neighbourhoods (thousands of nodes) made its membership tests the slowest step of a 3-hop question.
+ */
+public class FragProcedures {
+
+    public static final int DEFAULT_HOPS = 2;
+    public static final int MAX_HOPS = 6;
+    public static final int DEFAULT_MAX_DEGREE = 200;
+    public static final int DEFAULT_MAX_FANOUT = 5000;
+    public static final int DEFAULT_MAX_NEW = 6000;
+    public static final int DEFAULT_MAX_NODES = 12000;
+    private static final int LIMIT = 10_000_000;
+
+    private static final Label ENTITY = Label.label("Entity");
+    private static final Set<String> KEYS = Set.of("hops", "maxDegree", "maxFanout", "maxNew", "maxNodes");
+
+    @Context
+    public Transaction tx;
+
+    /** The one row of {@code kgqa.frag.neighbourhood}. */
+    public static class Neighbourhood {
+        /** Topic entities first, then each layer in the order it was kept. */
+        public List<Node> nodes;
+        /** Per node: whether its relationships belong to the neighbourhood (not a hub, not the last layer). */
+        public List<Boolean> expandable;
+        /** Each relationship once, as [start position, end position, type] into {@code nodes}. */
+        public List<List<Object>> edges;
+
+        public Neighbourhood(List<Node> nodes, List<Boolean> expandable, List<List<Object>> edges) {
+            this.nodes = nodes;
+            this.expandable = expandable;
+            this.edges = edges;
+        }
+    }
+
+    @Procedure(name = "kgqa.frag.neighbourhood", mode = Mode.READ)
+    @Description("kgqa.frag.neighbourhood(kg :: STRING, topicIds :: LIST<STRING>, config = {} :: MAP) :: (nodes"
+            + " :: LIST<NODE>, expandable :: LIST<BOOLEAN>, edges :: LIST<LIST<ANY>>) - FRAG's bounded `hops`-hop"
+            + " neighbourhood of the topic entities (Entity ids of KG kg), breadth first. A node other than a topic"
+            + " entity with more than maxDegree relationships (a hub: a genre, a year) joins but is not expanded;"
+            + " an expanded node contributes at most maxFanout neighbours, a layer at most maxNew new nodes (those"
+            + " with most relationships to the layer before first, ties in discovery order), the whole at most"
+            + " maxNodes. One row: the nodes (topic entities first), whether each is expanded (the last layer and"
+            + " hubs are not), and every relationship of an expanded node within the neighbourhood once, as"
+            + " [start, end, type] positions into nodes. config: hops (default 2, 1-6), maxDegree (200), maxFanout"
+            + " (5000), maxNew (6000), maxNodes (12000).")
+    public Stream<Neighbourhood> neighbourhood(
+            @Name("kg") String kg,
+            @Name("topicIds") List<Object> topicIds,
+            @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        Options options = new Options(config, "config", KEYS);
+        int hops = options.integer("hops", DEFAULT_HOPS, 1, MAX_HOPS);
+        int maxDegree = options.integer("maxDegree", DEFAULT_MAX_DEGREE, 0, Integer.MAX_VALUE);
+        int maxFanout = options.integer("maxFanout", DEFAULT_MAX_FANOUT, 1, LIMIT);
+        int maxNew = options.integer("maxNew", DEFAULT_MAX_NEW, 1, LIMIT);
+        int maxNodes = options.integer("maxNodes", DEFAULT_MAX_NODES, 1, LIMIT);
+        if (kg == null || kg.isBlank()) {
+            throw new IllegalArgumentException("kg must be the name of a loaded KG, got "
+                    + (kg == null ? "null" : "an empty string"));
+        }
+        List<Node> topics = topics(kg, topicIds);
+        return Stream.of(expand(kg, topics, hops, maxDegree, maxFanout, maxNew, maxNodes));
+    }
+
+    @SuppressWarnings({"deprecation", "removal"}) // getId(): a cheap per-transaction key for the membership sets
+    private static Neighbourhood expand(String kg, List<Node> topics, int hops, int maxDegree, int maxFanout,
+                                        int maxNew, int maxNodes) {
+        List<Node> reached = new ArrayList<>();
+        Map<Long, Integer> position = new HashMap<>();
+        Set<Long> topicSet = new HashSet<>();
+        for (Node topic : topics) {
+            if (position.putIfAbsent(topic.getId(), reached.size()) == null) {
+                reached.add(topic);
+                topicSet.add(topic.getId());
+            }
+        }
+        Set<Long> rejected = new HashSet<>();
+        List<Node> frontier = new ArrayList<>(reached);
+        Set<Long> frontierSet = new HashSet<>(topicSet);
+        Set<Long> previousSet = new HashSet<>();
+        for (int hop = 0; hop < hops && !frontier.isEmpty(); hop++) {
+            // How often each neighbour is touched from this layer, in discovery order.
+            LinkedHashMap<Long, Touched> touched = new LinkedHashMap<>();
+            for (Node node : frontier) {
+                if (!expandable(node, topicSet, maxDegree)) {
+                    continue;
+                }
+                int read = 0;
+                for (Relationship relationship : node.getRelationships()) {
+                    if (read++ >= maxFanout) {
+                        break;
+                    }
+                    Node other = relationship.getOtherNode(node);
+                    long id = other.getId();
+                    if (frontierSet.contains(id) || previousSet.contains(id) || rejected.contains(id)) {
+                        continue;
+                    }
+                    Touched entry = touched.get(id);
+                    if (entry == null) {
+                        if (!isEntityOf(other, kg)) {
+                            rejected.add(id);
+                            continue;
+                        }
+                        touched.put(id, new Touched(other, touched.size()));
+                    } else {
+                        entry.count++;
+                    }
+                }
+            }
+            List<Touched> found = new ArrayList<>(touched.values());
+            found.sort((a, b) -> a.count != b.count ? Integer.compare(b.count, a.count)
+                    : Integer.compare(a.order, b.order));
+            int room = Math.min(maxNew, maxNodes - reached.size());
+            List<Node> next = new ArrayList<>();
+            for (Touched entry : found) {
+                if (next.size() >= room) {
+                    break;
+                }
+                if (position.putIfAbsent(entry.node.getId(), reached.size()) == null) {
+                    reached.add(entry.node);
+                    next.add(entry.node);
+                }
+            }
+            previousSet = frontierSet;
+            frontier = next;
+            frontierSet = new HashSet<>();
+            for (Node node : next) {
+                frontierSet.add(node.getId());
+            }
+        }
+
+        List<Boolean> expandable = new ArrayList<>(reached.size());
+        Set<Long> expandedSet = new HashSet<>();
+        for (Node node : reached) {
+            boolean expanded = !frontierSet.contains(node.getId()) && expandable(node, topicSet, maxDegree);
+            expandable.add(expanded);
+            if (expanded) {
+                expandedSet.add(node.getId());
+            }
+        }
+        List<List<Object>> edges = new ArrayList<>();
+        for (int a = 0; a < reached.size(); a++) {
+            if (!expandable.get(a)) {
+                continue;
+            }
+            Node node = reached.get(a);
+            for (Relationship relationship : node.getRelationships()) {
+                Node other = relationship.getOtherNode(node);
+                Integer b = position.get(other.getId());
+                // Each relationship once: from its expanded end, or from the lower id of two expanded ends.
+                if (b == null || (expandedSet.contains(other.getId()) && other.getId() <= node.getId())) {
+                    continue;
+                }
+                boolean outgoing = relationship.getStartNode().getId() == node.getId();
+                edges.add(List.of((long) (outgoing ? a : b), (long) (outgoing ? b : a), relationship.getType().name()));
+            }
+        }
+        return new Neighbourhood(reached, expandable, edges);
+    }
+
+    private static boolean expandable(Node node, Set<Long> topics, int maxDegree) {
+        @SuppressWarnings({"deprecation", "removal"})
+        long id = node.getId();
+        return topics.contains(id) || node.getDegree() <= maxDegree;
+    }
+
+    private static boolean isEntityOf(Node node, String kg) {
+        return node.hasLabel(ENTITY) && kg.equals(node.getProperty("kg", null));
+    }
+
+    private List<Node> topics(String kg, List<Object> topicIds) {
+        if (topicIds == null || topicIds.isEmpty()) {
+            throw new IllegalArgumentException("topicIds must be a non-empty list of entity ids, got "
+                    + (topicIds == null ? "null" : "an empty list"));
+        }
+        List<Node> topics = new ArrayList<>(topicIds.size());
+        for (int i = 0; i < topicIds.size(); i++) {
+            if (!(topicIds.get(i) instanceof String id)) {
+                throw new IllegalArgumentException("topicIds[" + i + "] must be a string, got "
+                        + Options.describe(topicIds.get(i)));
+            }
+            try (ResourceIterator<Node> found = tx.findNodes(ENTITY, "kg", kg, "id", id)) {
+                if (!found.hasNext()) {
+                    throw new IllegalArgumentException("topicIds[" + i + "]: no entity with id '" + id + "' in KG '"
+                            + kg + "'");
+                }
+                topics.add(found.next());
+            }
+        }
+        return topics;
+    }
+
+    /** A neighbour of the current layer: how many relationships reach it, and when it was first seen. */
+    private static final class Touched {
+        final Node node;
+        final int order;
+        int count = 1;
+
+        Touched(Node node, int order) {
+            this.node = node;
+            this.order = order;
+        }
+    }
+}
