@@ -86,6 +86,15 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
     show_default=True,
     help="Seed for the --limit sample and for python/numpy (and torch if loaded).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Questions answered at once. Faster on a multi-core machine, but each latency then includes "
+    "waiting on the others: keep 1 when latency matters.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-chart", is_flag=True, help="Skip the PNG chart.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report JSON instead of the table.")
@@ -103,6 +112,7 @@ def eval_command(
     resume: bool,
     retry_errors: bool,
     seed: int,
+    workers: int,
     no_progress: bool,
     no_chart: bool,
     as_json: bool,
@@ -130,6 +140,7 @@ def eval_command(
         resume=resume,
         retry_errors=retry_errors,
         seed=seed,
+        workers=workers,
         progress=not no_progress,
         chart=not no_chart,
     )

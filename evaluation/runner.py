@@ -18,11 +18,13 @@ import random
 import sys
 import time
 import traceback
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kgqa.evaluation.adapter import Answered, AnswerFn, canonical, make_answer_fn
 from kgqa.evaluation.datasets import Dataset, EvalQuestion, load_dataset
@@ -30,6 +32,8 @@ from kgqa.evaluation.metrics import evidence_answer_recall, evidence_triple_reca
 from kgqa.evaluation.report import machine_info, render_markdown, summarize, versions
 from kgqa.graph.errors import KgqaError
 
+T = TypeVar("T")
+R = TypeVar("R")
 REPORT_FORMAT = 1
 IDENTITY = ("dataset", "split", "method", "llm", "k", "kg")
 DEFAULT_KG = {"metaqa": "metaqa", "webqsp": "freebase", "cwq": "freebase"}
@@ -53,6 +57,7 @@ class EvalConfig:
     resume: bool = True
     retry_errors: bool = False
     seed: int = 0
+    workers: int = 1
     progress: bool = True
     chart: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
@@ -63,6 +68,8 @@ class EvalConfig:
         self.llm = (self.llm or "none").strip() or "none"
         if self.k < 1:
             raise KgqaError(f"--k must be at least 1, got {self.k}")
+        if self.workers < 1:
+            raise KgqaError(f"--workers must be at least 1, got {self.workers}")
 
     @property
     def report_path(self) -> Path:
@@ -102,6 +109,8 @@ class EvalConfig:
             parts += ["--path", str(self.path)]
         if self.seed != 0:
             parts += ["--seed", str(self.seed)]
+        if self.workers > 1:
+            parts += ["--workers", str(self.workers)]
         parts += ["--out", str(self.report_path)]
         return " ".join(parts)
 
@@ -238,6 +247,29 @@ def build_record(
         have = {(h, r, t) for h, r, t in triplets}
         record["gold_triples_missing"] = [list(t) for t in gold_triples if t not in have][:20]
     return record
+
+
+def in_order(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """``map(fn, items)`` with up to ``workers`` calls at once, results in input order.
+
+    At most twice as many calls as workers are queued, so stopping early (a lost database, Ctrl-C) leaves
+    little work behind; the calls not yet started are cancelled.
+    """
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kgqa-eval") as pool:
+        pending: deque[Future[R]] = deque()
+        try:
+            for item in items:
+                pending.append(pool.submit(fn, item))
+                if len(pending) >= 2 * workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def _fatal(exc: BaseException) -> bool:
@@ -407,21 +439,24 @@ def run_eval(
             config.progress,
             f"{config.dataset} {config.split} {config.method}",
         )
+
+        def answer_one(q: EvalQuestion) -> dict[str, Any]:
+            gold = data.gold_triples(q)
+            t0 = time.perf_counter()
+            try:
+                answered = answer_fn(q.question, _topics_for(driver, str(config.kg), q))
+                record = build_record(q, gold, answered)
+            except Exception as exc:  # one question's failure is data, not the end of the run
+                if _fatal(exc):
+                    raise
+                record = build_record(q, gold, None, exc, (time.perf_counter() - t0) * 1000)
+            record["load1"] = _load1()
+            return record
+
         consecutive_errors = 0
         try:
-            for q in todo:
-                gold = data.gold_triples(q)
-                t0 = time.perf_counter()
-                try:
-                    answered = answer_fn(q.question, _topics_for(driver, str(config.kg), q))
-                    record = build_record(q, gold, answered)
-                    consecutive_errors = 0
-                except Exception as exc:  # one question's failure is data, not the end of the run
-                    if _fatal(exc):
-                        raise
-                    record = build_record(q, gold, None, exc, (time.perf_counter() - t0) * 1000)
-                    consecutive_errors += 1
-                record["load1"] = _load1()
+            for q, record in zip(todo, in_order(answer_one, todo, config.workers), strict=False):
+                consecutive_errors = consecutive_errors + 1 if record.get("error") else 0
                 appender.write(record)
                 previous[q.id] = record
                 progress.update(float(record["metrics"]["hits1"]))
@@ -442,6 +477,7 @@ def run_eval(
                 "hops": list(config.hops) if config.hops else None,
                 "limit": config.limit,
                 "path": str(data.path),
+                "workers": config.workers,
             },
             "command": config.command(),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),

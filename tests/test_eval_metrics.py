@@ -25,7 +25,7 @@ from kgqa.evaluation.metrics import (
     score_answers,
 )
 from kgqa.evaluation.report import summarize
-from kgqa.evaluation.runner import EvalConfig, build_record, read_jsonl, run_eval
+from kgqa.evaluation.runner import EvalConfig, build_record, in_order, read_jsonl, run_eval
 from kgqa.graph.errors import KgqaError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -426,6 +426,44 @@ def test_a_crashed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     fresh = _run(tmp_path, resume=False)
     assert fresh["resumed_from"] == 0
     assert len(jsonl.read_text().splitlines()) == 6  # header + 5
+
+
+def test_workers_give_the_same_report_in_the_same_order(tmp_path: Path) -> None:
+    serial = _run(tmp_path / "serial")
+    parallel = _run(tmp_path / "parallel", workers=3)
+    check(parallel["metrics"], EXPECTED_ALL)
+    assert parallel["n_errors"] == serial["n_errors"] == 1
+    assert parallel["config"]["workers"] == 3 and "--workers 3" in parallel["command"]
+
+    def ids(folder: str) -> list[str]:
+        lines = (tmp_path / folder / "run.jsonl").read_text().splitlines()[1:]
+        return [json.loads(line)["id"] for line in lines]
+
+    assert ids("parallel") == ids("serial")
+
+
+def test_in_order_runs_calls_at_once_and_keeps_the_input_order() -> None:
+    import threading
+    import time
+
+    running, most = 0, 0
+    lock = threading.Lock()
+
+    def slow_square(x: int) -> int:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.02 if x % 2 else 0.001)  # odd inputs finish last
+        with lock:
+            running -= 1
+        return x * x
+
+    assert list(in_order(slow_square, range(12), workers=4)) == [x * x for x in range(12)]
+    assert most > 1
+    assert list(in_order(slow_square, range(3), workers=1)) == [0, 1, 4]
+    with pytest.raises(KgqaError, match="--workers must be at least 1"):
+        EvalConfig(dataset="metaqa", workers=0)
 
 
 def test_resuming_with_other_settings_is_refused(tmp_path: Path) -> None:
