@@ -7,6 +7,7 @@ with ``--limit`` against the real test server and the ``kgqa.subgraphrag.*`` pro
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +197,17 @@ def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
     with pytest.raises(KgqaError, match="differ"):
         sg.check_onnx(model_bytes, broken, rows)
 
+    # The first layer in parts (what the database scores with) gives the same scores as torch.
+    parts, parts_diff = sg.split_first_layer(model, rows)
+    assert parts_diff <= 1e-5
+    from kgqa.training.scorer_onnx import check_parts, scores_from_parts
+
+    assert scores_from_parts(parts, rows[:5], 384, 10).shape == (5,)
+    with torch.no_grad():
+        other = broken(torch.from_numpy(rows)).numpy()
+    with pytest.raises(ValueError, match="differ"):
+        check_parts(parts, other, rows, 384, 10, 1e-4)
+
     target = sg.install_model("toy", model_bytes, {"input_dim": model.input_dim}, root=tmp_path)
     again = sg.install_model("toy", model_bytes, {"input_dim": model.input_dim, "v": 2}, root=tmp_path)
     assert target == again and json.loads((target / "meta.json").read_text())["v"] == 2
@@ -303,7 +315,30 @@ def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path
     meta = json.loads((directory / "meta.json").read_text())
     assert meta["input_dim"] == 4 * 384 + 20 and meta["include_seed"] is True and meta["kg"] == "metaqa"
     assert meta["onnx_max_abs_diff"] <= 1e-5 and 0.0 <= meta["best_dev_recall@100"] <= 1.0
+    assert (directory / "parts.onnx").is_file() and meta["parts_max_abs_diff"] <= 1e-5
     if "kgqa.subgraphrag.retrieve" in _procedures(driver):
+        # The database scores by parts; the same model without parts.onnx scores whole rows: same triples.
+        whole = directory.parent / "pytest-tiny-whole"
+        shutil.rmtree(whole, ignore_errors=True)
+        shutil.copytree(directory, whole)
+        (whole / "parts.onnx").unlink()
+        try:
+            by_model = {}
+            for name in ("pytest-tiny", "pytest-tiny-whole"):
+                rows = driver.execute_query(
+                    "CALL kgqa.subgraphrag.retrieve($question, {model: $model, kg: 'metaqa', hops: 3, k: 50})"
+                    " YIELD head, relation, tail, score RETURN head, relation, tail, score",
+                    question="what genres are the films directed by the [Kismet] director",
+                    model=name,
+                ).records
+                by_model[name] = {(r["head"], r["relation"], r["tail"]): r["score"] for r in rows}
+        finally:
+            shutil.rmtree(whole, ignore_errors=True)
+        parts_scores, whole_scores = by_model["pytest-tiny"], by_model["pytest-tiny-whole"]
+        assert len(whole_scores) == 50
+        common = set(parts_scores) & set(whole_scores)
+        assert len(common) >= 48  # a tie at the 50th place may fall either way
+        assert max(abs(parts_scores[t] - whole_scores[t]) for t in common) <= 1e-4
         from kgqa.answer.extractive import answer_extractive
         from kgqa.retrieve.evidence import LinkedEntity
         from kgqa.retrieve.subgraphrag import SubgraphRagRetriever

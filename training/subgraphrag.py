@@ -38,6 +38,7 @@ import torch
 from kgqa.graph.config import kgqa_home
 from kgqa.graph.errors import KgqaError
 from kgqa.retrieve.subgraphrag import question_text
+from kgqa.training.scorer_onnx import ONNX_OPSET, PARTS_FILE, check_parts, parts_onnx, whole_onnx
 from kgqa.training.subgraphrag_data import (
     DDE_ROUNDS_FORWARD,
     DDE_ROUNDS_REVERSE,
@@ -68,7 +69,6 @@ from tqdm import tqdm
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
 FEATURE_CACHE_VERSION = 2
-ONNX_OPSET = 17
 ONNX_TOLERANCE = 1e-5
 RECALL_AT = 100
 PARITY_QUESTIONS = 24
@@ -539,44 +539,8 @@ def fit(
 
 
 def to_onnx(model: TripleScorer) -> bytes:
-    """The MLP as an ONNX graph (opset 17), written node by node from the weights.
-
-    Building the four nodes directly keeps the file independent of torch's exporter generations (the
-    TorchScript exporter is deprecated; the dynamo one needs onnxscript) and the result is checked
-    numerically against torch anyway.
-    """
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    params = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
-    initializers = [
-        numpy_helper.from_array(params["hidden.weight"], "hidden.weight"),
-        numpy_helper.from_array(params["hidden.bias"], "hidden.bias"),
-        numpy_helper.from_array(params["out.weight"], "out.weight"),
-        numpy_helper.from_array(params["out.bias"], "out.bias"),
-        numpy_helper.from_array(np.asarray([1], dtype=np.int64), "squeeze_axes"),
-    ]
-    nodes = [
-        helper.make_node(
-            "Gemm", ["features", "hidden.weight", "hidden.bias"], ["pre"], transB=1, name="hidden"
-        ),
-        helper.make_node("Relu", ["pre"], ["act"], name="relu"),
-        helper.make_node("Gemm", ["act", "out.weight", "out.bias"], ["logit"], transB=1, name="out"),
-        helper.make_node("Squeeze", ["logit", "squeeze_axes"], ["scores"], name="squeeze"),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "subgraphrag_triple_scorer",
-        [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["N", model.input_dim])],
-        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N"])],
-        initializer=initializers,
-    )
-    proto = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)], producer_name="kgqa.training.subgraphrag"
-    )
-    proto.ir_version = 8  # readable by every ONNX Runtime >= 1.10
-    onnx.checker.check_model(proto, full_check=True)
-    return proto.SerializeToString()
+    """The MLP as an ONNX graph (opset 17); see :func:`kgqa.training.scorer_onnx.whole_onnx`."""
+    return whole_onnx({k: v.detach().cpu().numpy() for k, v in model.state_dict().items()})
 
 
 def check_onnx(
@@ -629,8 +593,26 @@ def check_rows(
     return np.concatenate(rows)
 
 
-def install_model(name: str, model_bytes: bytes, meta: dict[str, Any], root: Path | None = None) -> Path:
-    """Writes ``model.onnx`` + ``meta.json`` into a temporary sibling directory and renames it into place."""
+def split_first_layer(model: TripleScorer, rows: np.ndarray) -> tuple[bytes, float]:
+    """``parts.onnx`` for ``model`` (see :mod:`kgqa.training.scorer_onnx`) and its max difference from
+    torch over ``rows``; KgqaError above the ONNX tolerance."""
+    params = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+    parts = parts_onnx(params, model.embedding_dim, model.dde_dim)
+    model.eval()
+    with torch.no_grad():
+        full = model(torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32))).numpy()
+    try:
+        worst = check_parts(parts, full, rows, model.embedding_dim, model.dde_dim, ONNX_TOLERANCE)
+    except ValueError as exc:
+        raise KgqaError(f"{exc}; model not installed") from exc
+    return parts, worst
+
+
+def install_model(
+    name: str, model_bytes: bytes, meta: dict[str, Any], root: Path | None = None, parts: bytes | None = None
+) -> Path:
+    """Writes ``model.onnx`` + ``meta.json`` (+ ``parts.onnx``) into a temporary sibling directory and renames
+    it into place."""
     root = root or models_root()
     root.mkdir(parents=True, exist_ok=True)
     target = root / name
@@ -640,7 +622,9 @@ def install_model(name: str, model_bytes: bytes, meta: dict[str, Any], root: Pat
     try:
         (tmp / "model.onnx").write_bytes(model_bytes)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        for f in (tmp / "model.onnx", tmp / "meta.json"):
+        if parts is not None:
+            (tmp / PARTS_FILE).write_bytes(parts)
+        for f in tmp.iterdir():
             with open(f, "rb") as handle:
                 os.fsync(handle.fileno())
         old = root / f".{name}.old-{stamp}"
@@ -809,8 +793,11 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
     history = fit(model, train, val, tensors, config, log)
     best = next(row for row in history if row["selected"])
     model_bytes = to_onnx(model)
-    max_diff = check_onnx(model_bytes, model, check_rows(model, val, index, vectors))
+    rows = check_rows(model, val, index, vectors)
+    max_diff = check_onnx(model_bytes, model, rows)
     log(f"ONNX check: max |onnx - torch| = {max_diff:.2e}")
+    parts_bytes, parts_diff = split_first_layer(model, rows)
+    log(f"parts check: max |parts - torch| = {parts_diff:.2e}")
     data_dir = metaqa_root(config)
     meta: dict[str, Any] = {
         "input_dim": input_dim(config.include_seed),
@@ -841,10 +828,11 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "negatives_per_question": config.negatives,
         "candidate_source": config.source,
         "onnx_max_abs_diff": max_diff,
+        "parts_max_abs_diff": parts_diff,
         "onnx_opset": ONNX_OPSET,
         "training_seconds": round(time.perf_counter() - began, 1),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
-    directory = install_model(config.name, model_bytes, meta)
+    directory = install_model(config.name, model_bytes, meta, parts=parts_bytes)
     log(f"installed {directory}")
     return TrainResult(directory, meta, history)

@@ -9,6 +9,8 @@ Writes under procedures/src/test/resources/:
 * ``models/subgraphrag/tiny/{model.onnx, meta.json}``: a linear "scorer" over 4-d embeddings
   (``scores = features @ w`` with ``w[i] = (i + 1) / 100``), so a test can recompute every score from the
   feature layout it expects. input_dim = 4 * 4 + 2 * 10 (DDE with the seed) = 36.
+* ``models/subgraphrag/tiny-mlp/{model.onnx, parts.onnx, meta.json}``: a seeded small MLP scorer and its
+  first layer in parts, for the test that scoring by parts equals the whole model.
 * ``models/encoder/tiny-encoder/{model.onnx, vocab.txt, encoder.json}``: a toy "transformer" whose
   last_hidden_state is a lookup of a 4-d vector per token id (``table[id] = [id, 1, id % 2, -1]``), to test
   the Java tokenise -> ONNX -> mean pool -> L2 normalise path without the 90 MB real model.
@@ -81,6 +83,35 @@ def tiny_scorer() -> None:
         "embedding_dim": EMBEDDING_DIM,
         "dde_rounds_forward": 2,
         "dde_rounds_reverse": 2,
+        "include_seed": True,
+        "encoder": "tiny-encoder",
+        "hops": 2,
+        "kg": "test",
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+
+def tiny_mlp() -> None:
+    """``models/subgraphrag/tiny-mlp``: a seeded Linear(36, 8) -> ReLU -> Linear(8, 1) scorer with its
+    ``parts.onnx`` (kgqa.training.scorer_onnx), to check that scoring by parts equals the whole model."""
+    from kgqa.training.scorer_onnx import parts_onnx, whole_onnx
+
+    rng = np.random.default_rng(7)
+    hidden = 8
+    params = {
+        "hidden.weight": rng.normal(0, 0.5, size=(hidden, INPUT_DIM)).astype(np.float32),
+        "hidden.bias": rng.normal(0, 0.1, size=hidden).astype(np.float32),
+        "out.weight": rng.normal(0, 0.5, size=(1, hidden)).astype(np.float32),
+        "out.bias": np.asarray([0.05], dtype=np.float32),
+    }
+    out = RESOURCES / "models" / "subgraphrag" / "tiny-mlp"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "model.onnx").write_bytes(whole_onnx(params))
+    (out / "parts.onnx").write_bytes(parts_onnx(params, EMBEDDING_DIM, (INPUT_DIM - 4 * EMBEDDING_DIM) // 2))
+    meta = {
+        "input_dim": INPUT_DIM,
+        "embedding_dim": EMBEDDING_DIM,
+        "hidden": hidden,
         "include_seed": True,
         "encoder": "tiny-encoder",
         "hops": 2,
@@ -181,6 +212,7 @@ def wordpiece_cases() -> None:
 
 if __name__ == "__main__":
     tiny_scorer()
+    tiny_mlp()
     tiny_encoder()
     wordpiece_cases()
     print(f"wrote test resources under {RESOURCES}")

@@ -351,6 +351,25 @@ public class SubgraphRagProcedures {
             }
         }
         float[] zeros = new float[dim];
+        if (model.hasParts()) {
+            // every type, also those without a stored embedding (computeIfAbsent keeps no null)
+            List<String> relationTypes = new ArrayList<>(new java.util.LinkedHashSet<>(Arrays.asList(types)));
+            Map<String, Integer> relationRow = new HashMap<>();
+            float[][] relationMatrix = new float[relationTypes.size()][];
+            for (int r = 0; r < relationTypes.size(); r++) {
+                relationRow.put(relationTypes.get(r), r);
+                float[] vector = relationVectors.get(relationTypes.get(r));
+                relationMatrix[r] = vector != null ? vector : zeros;
+            }
+            int[] relations = new int[types.length];
+            for (int i = 0; i < types.length; i++) {
+                relations[i] = relationRow.get(types[i]);
+            }
+            return model.scoreByParts(nodeCount, subgraph.heads, subgraph.tails, relations, (v, out) -> {
+                out.put(entityVectors[v] != null ? entityVectors[v] : zeros);
+                out.put(entityCodes[v]);
+            }, relationMatrix, question);
+        }
         return model.score(subgraph.size(), (i, out) -> {
             int h = subgraph.heads[i];
             int t = subgraph.tails[i];

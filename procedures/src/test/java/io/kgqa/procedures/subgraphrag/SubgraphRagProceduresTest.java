@@ -53,6 +53,9 @@ class SubgraphRagProceduresTest {
         copyTree(Path.of(getClass().getResource("/models").toURI()), models);
         // kgqa.text.embed always uses the default encoder name; the tiny one stands in for it here.
         copyTree(models.resolve("encoder/tiny-encoder"), models.resolve("encoder/all-MiniLM-L6-v2"));
+        // The same small MLP without its parts.onnx: every triple through the whole model.
+        copyTree(models.resolve("subgraphrag/tiny-mlp"), models.resolve("subgraphrag/tiny-mlp-whole"));
+        Files.delete(models.resolve("subgraphrag/tiny-mlp-whole/parts.onnx"));
         previousModelsDir = System.setProperty(ModelsDir.PROPERTY, models.toString());
 
         neo4j = InProcessNeo4j.builder()
@@ -247,6 +250,63 @@ class SubgraphRagProceduresTest {
             assertTrue(score <= previous, "highest score first");
             previous = score;
         }
+    }
+
+    @Test
+    void scoringByPartsEqualsTheWholeModel() {
+        for (List<String> topics : List.of(List.of("Kismet"), List.of("Golden Earrings", "The Fall"))) {
+            Map<String, Double> byParts = scores(retrieve("q", config("model", "tiny-mlp", "questionEmbedding", Q,
+                    "topicEntities", topics, "hops", 3)));
+            Map<String, Double> whole = scores(retrieve("q", config("model", "tiny-mlp-whole", "questionEmbedding", Q,
+                    "topicEntities", topics, "hops", 3)));
+            assertEquals(whole.keySet(), byParts.keySet());
+            assertTrue(whole.size() >= 3, whole.toString());
+            for (Map.Entry<String, Double> entry : whole.entrySet()) {
+                assertEquals(entry.getValue(), byParts.get(entry.getKey()), 1e-5, entry.getKey());
+            }
+            // A seeded MLP, not a constant: the check above compares distinct scores.
+            assertTrue(whole.values().stream().distinct().count() > 1, whole.toString());
+        }
+    }
+
+    @Test
+    void scoringByPartsInSeveralBatches() {
+        // One head and more tails than a parts.onnx call takes: the later batches carry tails only.
+        int tails = ScorerModel.BATCH_NODES + 50;
+        neo4j.database().executeTransactionally("""
+                CREATE (:KG {name: 'star', status: 'test'})
+                CREATE (hub:Entity {kg: 'star', id: 'Hub', name: 'Hub', embedding: [0.3, 0.1, 0.2, 0.4]})
+                WITH hub
+                UNWIND range(1, $tails) AS i
+                CREATE (hub)-[:starred_actors]->(:Entity {kg: 'star', id: 'Leaf' + i, name: 'Leaf' + i,
+                        embedding: [toFloat(i % 7), 1.0, toFloat(i % 3), 0.5]})
+                """, Map.of("tails", tails));
+        Map<String, Object> parts = new HashMap<>(config("model", "tiny-mlp", "questionEmbedding", Q,
+                "topicEntities", List.of("Hub"), "hops", 1, "k", tails));
+        parts.put("kg", "star");
+        Map<String, Object> whole = new HashMap<>(parts);
+        whole.put("model", "tiny-mlp-whole");
+        Map<String, Double> byParts;
+        Map<String, Double> byWhole;
+        try {
+            byParts = scores(retrieve("q", parts));
+            byWhole = scores(retrieve("q", whole));
+        } finally { // the other tests list the loaded KGs
+            neo4j.database().executeTransactionally("MATCH (n {kg: 'star'}) DETACH DELETE n");
+            neo4j.database().executeTransactionally("MATCH (k:KG {name: 'star'}) DELETE k");
+        }
+        assertEquals(tails, byParts.size());
+        for (Map.Entry<String, Double> entry : byWhole.entrySet()) {
+            assertEquals(entry.getValue(), byParts.get(entry.getKey()), 1e-5, entry.getKey());
+        }
+    }
+
+    private static Map<String, Double> scores(List<Map<String, Object>> rows) {
+        Map<String, Double> out = new HashMap<>();
+        for (Map<String, Object> row : rows) {
+            out.put(row.get("head") + "|" + row.get("relation") + "|" + row.get("tail"), (Double) row.get("score"));
+        }
+        return out;
     }
 
     @Test
