@@ -3,6 +3,7 @@ package io.kgqa.procedures.subgraphrag;
 import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextFunctions;
+import io.kgqa.procedures.util.EmbeddingCache;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.Vectors;
 import java.util.ArrayList;
@@ -392,8 +393,9 @@ public class SubgraphRagProcedures {
         int nodeCount = subgraph.nodes.size();
         float[][] vectors = new float[nodeCount][];
         int missing = 0;
+        EmbeddingCache.Reader embeddings = EmbeddingCache.shared().reader(tx, kg);
         for (int v = 0; v < nodeCount; v++) {
-            float[] vector = Vectors.toFloats(subgraph.nodes.get(v).getProperty("embedding", null));
+            float[] vector = embeddings.vector(subgraph.nodes.get(v));
             if (vector == null) {
                 missing++;
             } else if (vector.length != dim) {
