@@ -6,6 +6,7 @@
     python bench/benchmarks_report.py --skip-run           # only rebuild BENCHMARKS.md from the reports
     python bench/benchmarks_report.py --methods sgrag --splits test
     python bench/benchmarks_report.py --method-limit cosine=600   # a sample for a method too slow for all
+    python bench/benchmarks_report.py --method-limit frag:dev=300 # ... or for one split of it
 
 Each run is the literal `kgqa eval metaqa --split S --method M --out bench/results/...json` command (printed
 into BENCHMARKS.md), so every number there can be reproduced by hand. Runs resume from their JSONL, so an
@@ -414,8 +415,8 @@ def main(argv: list[str] | None = None) -> int:
         "--method-limit",
         action="append",
         default=[],
-        metavar="METHOD=N",
-        help="a sample of N for one method too slow for the full splits (repeatable)",
+        metavar="METHOD[:SPLIT]=N",
+        help="a sample of N for one method (or one split of it) too slow for the full split (repeatable)",
     )
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--llm", default="none")
@@ -442,19 +443,20 @@ def main(argv: list[str] | None = None) -> int:
     unavailable.update({m: reason for m, reason in status.items() if reason and m not in unavailable})
     not_requested = [m for m, reason in status.items() if not reason and m not in wanted]
     args.results.mkdir(parents=True, exist_ok=True)
-    limits: dict[str, int] = {}
+    limits: dict[tuple[str, str | None], int] = {}
     for item in args.method_limit:
         name, _, value = item.partition("=")
-        if not value.isdigit() or int(value) < 1:
-            parser.error(f"--method-limit takes METHOD=N, got {item!r}")
-        limits[name.strip()] = int(value)
+        method_name, _, split_name = name.strip().partition(":")
+        if not value.isdigit() or int(value) < 1 or (split_name and split_name not in SPLITS):
+            parser.error(f"--method-limit takes METHOD=N or METHOD:SPLIT=N, got {item!r}")
+        limits[(method_name, split_name or None)] = int(value)
 
     reports: dict[tuple[str, str], dict[str, Any]] = {}
     commands: dict[tuple[str, str], str] = {}
     failures: dict[tuple[str, str], str] = {}
     for method in methods:
         for split in splits:
-            limit = limits.get(method, args.limit)
+            limit = limits.get((method, split), limits.get((method, None), args.limit))
             out = report_path(args.results, split, method, limit)
             cli_args = eval_args(split, method, out, limit, args.k, args.llm, resume=True)
             commands[(split, method)] = "kgqa " + shlex.join(cli_args)

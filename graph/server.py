@@ -225,6 +225,13 @@ class ManagedServer:
         lines.append(
             f"server.jvm.additional=-Dkgqa.models.dir={self.home / 'models'}"
         )  # ONNX models of the kgqa plugin
+        cache_mb = os.environ.get("KGQA_EMBEDDING_CACHE_MB", "").strip()
+        if cache_mb:
+            if not cache_mb.isdigit():
+                raise KgqaError(
+                    f"KGQA_EMBEDDING_CACHE_MB must be a whole number of megabytes, got {cache_mb!r}"
+                )
+            lines.append(f"server.jvm.additional=-Dkgqa.embeddingCache.mb={cache_mb}")
         (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
     def _ensure_password(self, java: str) -> None:

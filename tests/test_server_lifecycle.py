@@ -137,3 +137,17 @@ def test_external_server_env_is_used(neo4j_env: dict[str, str]) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == '[{"v": "0.1.0"}]'
+
+
+def test_embedding_cache_size_reaches_the_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kgqa.graph.errors import KgqaError
+    from kgqa.graph.server import ManagedServer
+
+    server = ManagedServer(home=tmp_path, port=7999)
+    monkeypatch.setenv("KGQA_EMBEDDING_CACHE_MB", "64")
+    server._write_conf()
+    conf = (tmp_path / "neo4j" / "conf" / "neo4j.conf").read_text()
+    assert "server.jvm.additional=-Dkgqa.embeddingCache.mb=64" in conf.splitlines()
+    monkeypatch.setenv("KGQA_EMBEDDING_CACHE_MB", "lots")
+    with pytest.raises(KgqaError, match="KGQA_EMBEDDING_CACHE_MB must be a whole number of megabytes"):
+        server._write_conf()
