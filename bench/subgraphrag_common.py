@@ -4,8 +4,9 @@ Each question is run through the real in-database paths:
 
 * the gold triples are every triple on a shortest topic→answer path within the candidate radius (the
   weak-label definition the scorer was trained on), from the uncapped numpy reference of the candidates;
-* ``kgqa.subgraphrag.retrieve`` (a trained model, ONNX inside Neo4j) and the cosine baseline (Cypher over the
-  same candidates) each return their top max(K) triples once; metrics at every K come from prefixes.
+* ``kgqa.subgraphrag.retrieve`` (a trained model, ONNX inside Neo4j) and the cosine baseline
+  (``kgqa.subgraphrag.cosine`` over the same candidates) each return their top max(K) triples once;
+  metrics at every K come from prefixes.
 
 Metrics per question and K: triple recall (gold triples among the top K), answer recall (gold answers among
 the entities of the top K), Hits@1 of two extractive rules: ``top`` = the first non-topic entity in score
@@ -129,10 +130,12 @@ def run_cosine(
         COSINE_QUERY,
         kg=kg,
         topicIds=list(topic_ids),
-        hops=hops,
-        maxCandidates=max_candidates,
-        q=[float(x) for x in vector],
-        k=k,
+        config={
+            "hops": hops,
+            "maxCandidates": max_candidates,
+            "questionEmbedding": [float(x) for x in vector],
+            "k": k,
+        },
         routing_=RoutingControl.READ,
     )
     ms = (time.perf_counter() - began) * 1000

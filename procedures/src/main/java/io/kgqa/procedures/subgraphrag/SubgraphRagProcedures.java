@@ -51,9 +51,9 @@ public class SubgraphRagProcedures {
             "hops", "maxCandidates", "includeSeed", "failOnTruncation", "forwardRounds", "reverseRounds");
     private static final Set<String> RETRIEVE_KEYS = Set.of(
             "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
-            "failOnTruncation");
+            "failOnTruncation", "cacheEmbeddings");
     private static final Set<String> COSINE_KEYS = Set.of(
-            "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation");
+            "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation", "cacheEmbeddings");
 
     @Context
     public Transaction tx;
@@ -161,7 +161,8 @@ public class SubgraphRagProcedures {
             + " [brackets], else full-text linking of its n-grams, longer exact names first); questionEmbedding"
             + " (the question's vector; default: embedded in the database from the question without its"
             + " brackets); hops, maxCandidates, includeSeed (defaults from the model's meta.json, else 2,"
-            + " 20000, true); failOnTruncation (default false).")
+            + " 20000, true); failOnTruncation (default false); cacheEmbeddings (default true: entity embeddings"
+            + " are kept in memory per KG load, see EmbeddingCache).")
     public Stream<ScoredTriple> retrieve(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
@@ -187,6 +188,7 @@ public class SubgraphRagProcedures {
                         + includeSeed + " would give " + model.featureDim(includeSeed) + " features");
             }
             boolean failOnTruncation = options.bool("failOnTruncation", false);
+            boolean cacheEmbeddings = options.bool("cacheEmbeddings", true);
 
             float[] questionVector = options.vector("questionEmbedding", model.embeddingDim);
             if (questionVector == null && question.isBlank()) {
@@ -207,7 +209,7 @@ public class SubgraphRagProcedures {
             if (subgraph.size() == 0) {
                 return Stream.empty();
             }
-            float[] scores = score(model, subgraph, questionVector, includeSeed, kgName);
+            float[] scores = score(model, subgraph, questionVector, includeSeed, kgName, cacheEmbeddings);
             return topK(subgraph, scores, k).stream();
         }
     }
@@ -219,7 +221,8 @@ public class SubgraphRagProcedures {
             + " from the stored embeddings (a missing embedding adds 0), and the top k streamed, highest score"
             + " first (rank 1 = best; ties keep breadth-first order). config: questionEmbedding (required, the"
             + " question's vector, as long as the KG's embeddings); k (default 100, > 0); hops (default 2);"
-            + " maxCandidates (default 20000) and failOnTruncation (default false) as for candidates.")
+            + " maxCandidates (default 20000) and failOnTruncation (default false) as for candidates;"
+            + " cacheEmbeddings (default true) as for retrieve.")
     public Stream<ScoredTriple> cosine(
             @Name("kg") String kg,
             @Name("topicIds") List<Object> topicIds,
@@ -229,6 +232,7 @@ public class SubgraphRagProcedures {
         int hops = options.integer("hops", DEFAULT_HOPS, 1, MAX_HOPS);
         int maxCandidates = options.integer("maxCandidates", DEFAULT_MAX_CANDIDATES, 1, LIMIT_MAX_CANDIDATES);
         boolean failOnTruncation = options.bool("failOnTruncation", false);
+        boolean cacheEmbeddings = options.bool("cacheEmbeddings", true);
         float[] question = options.vector("questionEmbedding");
         if (question == null) {
             throw new IllegalArgumentException("config.questionEmbedding is required: the question's vector");
@@ -242,7 +246,8 @@ public class SubgraphRagProcedures {
         }
         int dim = question.length;
         // Each entity and relation is compared with the question once, however many triples it is in.
-        float[][] vectors = entityVectors(subgraph, dim, kgName, "config.questionEmbedding has " + dim + " numbers");
+        float[][] vectors = entityVectors(subgraph, dim, kgName, "config.questionEmbedding has " + dim + " numbers",
+                cacheEmbeddings);
         double[] nodeSimilarity = new double[vectors.length];
         for (int v = 0; v < vectors.length; v++) {
             nodeSimilarity[v] = cosine(question, vectors[v]);
@@ -331,10 +336,11 @@ public class SubgraphRagProcedures {
     }
 
     private float[] score(ScorerModel model, CandidateSubgraph subgraph, float[] question, boolean includeSeed,
-                          String kg) {
+                          String kg, boolean cacheEmbeddings) {
         int dim = model.embeddingDim;
         int nodeCount = subgraph.nodes.size();
-        float[][] entityVectors = entityVectors(subgraph, dim, kg, "model '" + model.name + "' expects " + dim);
+        float[][] entityVectors = entityVectors(subgraph, dim, kg, "model '" + model.name + "' expects " + dim,
+                cacheEmbeddings);
 
         Map<String, float[]> relationVectors = new HashMap<>();
         String[] types = new String[subgraph.size()];
@@ -389,11 +395,13 @@ public class SubgraphRagProcedures {
      *
      * @param expected what fixes the dimension, for the error when an embedding has another one
      */
-    private float[][] entityVectors(CandidateSubgraph subgraph, int dim, String kg, String expected) {
+    private float[][] entityVectors(CandidateSubgraph subgraph, int dim, String kg, String expected,
+                                    boolean cacheEmbeddings) {
         int nodeCount = subgraph.nodes.size();
         float[][] vectors = new float[nodeCount][];
         int missing = 0;
-        EmbeddingCache.Reader embeddings = EmbeddingCache.shared().reader(tx, kg);
+        EmbeddingCache.Reader embeddings = cacheEmbeddings
+                ? EmbeddingCache.shared().reader(tx, kg) : EmbeddingCache.shared().uncached();
         for (int v = 0; v < nodeCount; v++) {
             float[] vector = embeddings.vector(subgraph.nodes.get(v));
             if (vector == null) {

@@ -52,6 +52,11 @@ public final class EmbeddingCache {
         return hits.get();
     }
 
+    /** A reader that always goes to the store (a baseline, or a caller that wants fresh reads). */
+    public Reader uncached() {
+        return new Reader(null);
+    }
+
     /** A reader of KG {@code kg}'s entity embeddings for one procedure call. */
     public Reader reader(Transaction tx, String kg) {
         String stamp = budgetFloats == 0 ? null : stamp(tx, kg);

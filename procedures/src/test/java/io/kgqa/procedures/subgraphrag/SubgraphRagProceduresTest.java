@@ -392,6 +392,8 @@ class SubgraphRagProceduresTest {
         java.util.Collections.sort(candidates);
         assertEquals(candidates, scored);
         assertEquals(2, cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "k", 2)).size());
+        assertEquals(cosine(List.of("Kismet"), config),
+                cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "cacheEmbeddings", false)));
         assertEquals(List.of(), cosine(List.of("Lonely"), config));
     }
 
