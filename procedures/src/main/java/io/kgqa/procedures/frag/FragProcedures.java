@@ -1,6 +1,7 @@
 package io.kgqa.procedures.frag;
 
 import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.TopicEntities;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,7 +13,6 @@ import java.util.stream.Stream;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Relationship;
-import org.neo4j.graphdb.ResourceIterator;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.procedure.Context;
 import org.neo4j.procedure.Description;
@@ -84,7 +84,7 @@ public class FragProcedures {
             throw new IllegalArgumentException("kg must be the name of a loaded KG, got "
                     + (kg == null ? "null" : "an empty string"));
         }
-        List<Node> topics = topics(kg, topicIds);
+        List<Node> topics = TopicEntities.byIds(tx, kg, topicIds);
         return Stream.of(expand(kg, topics, hops, maxDegree, maxFanout, maxNew, maxNodes));
     }
 
@@ -192,28 +192,6 @@ public class FragProcedures {
 
     private static boolean isEntityOf(Node node, String kg) {
         return node.hasLabel(ENTITY) && kg.equals(node.getProperty("kg", null));
-    }
-
-    private List<Node> topics(String kg, List<Object> topicIds) {
-        if (topicIds == null || topicIds.isEmpty()) {
-            throw new IllegalArgumentException("topicIds must be a non-empty list of entity ids, got "
-                    + (topicIds == null ? "null" : "an empty list"));
-        }
-        List<Node> topics = new ArrayList<>(topicIds.size());
-        for (int i = 0; i < topicIds.size(); i++) {
-            if (!(topicIds.get(i) instanceof String id)) {
-                throw new IllegalArgumentException("topicIds[" + i + "] must be a string, got "
-                        + Options.describe(topicIds.get(i)));
-            }
-            try (ResourceIterator<Node> found = tx.findNodes(ENTITY, "kg", kg, "id", id)) {
-                if (!found.hasNext()) {
-                    throw new IllegalArgumentException("topicIds[" + i + "]: no entity with id '" + id + "' in KG '"
-                            + kg + "'");
-                }
-                topics.add(found.next());
-            }
-        }
-        return topics;
     }
 
     /** A neighbour of the current layer: how many relationships reach it, and when it was first seen. */

@@ -5,6 +5,7 @@ import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextFunctions;
 import io.kgqa.procedures.util.EmbeddingCache;
 import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.TopicEntities;
 import io.kgqa.procedures.util.Vectors;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -122,9 +123,7 @@ public class SubgraphRagProcedures {
         int forward = options.integer("forwardRounds", Dde.DEFAULT_FORWARD_ROUNDS, 0, 8);
         int reverse = options.integer("reverseRounds", Dde.DEFAULT_REVERSE_ROUNDS, 0, 8);
         String kgName = requireKg(kg, "kg");
-        List<String> ids = requireStrings(topicIds, "topicIds");
-
-        List<Node> topics = topicsById(kgName, ids);
+        List<Node> topics = TopicEntities.byIds(tx, kgName, topicIds);
 
         CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
         double[][] codes = subgraph.entityCodes(forward, reverse, includeSeed);
@@ -238,7 +237,7 @@ public class SubgraphRagProcedures {
             throw new IllegalArgumentException("config.questionEmbedding is required: the question's vector");
         }
         String kgName = requireKg(kg, "kg");
-        List<Node> topics = topicsById(kgName, requireStrings(topicIds, "topicIds"));
+        List<Node> topics = TopicEntities.byIds(tx, kgName, topicIds);
 
         CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
         if (subgraph.size() == 0) {
@@ -280,21 +279,6 @@ public class SubgraphRagProcedures {
             }
         }
         return subgraph;
-    }
-
-    /** The entities of {@code kg} with these ids, in order; an unknown id is an error naming it. */
-    private List<Node> topicsById(String kg, List<String> ids) {
-        EntityLinker linker = new EntityLinker(tx, kg);
-        List<Node> topics = new ArrayList<>();
-        for (int i = 0; i < ids.size(); i++) {
-            Node node = linker.byId(ids.get(i));
-            if (node == null) {
-                throw new IllegalArgumentException("topicIds[" + i + "]: no entity with id '" + ids.get(i)
-                        + "' in KG '" + kg + "'");
-            }
-            topics.add(node);
-        }
-        return topics;
     }
 
     private List<Node> linkTopics(String question, List<String> topicTexts, String kg) {
@@ -515,21 +499,5 @@ public class SubgraphRagProcedures {
             }
         }
         return names.isEmpty() ? " (none is loaded)" : " (loaded: " + String.join(", ", names.stream().sorted().toList()) + ")";
-    }
-
-    private static List<String> requireStrings(List<Object> values, String where) {
-        if (values == null || values.isEmpty()) {
-            throw new IllegalArgumentException(where + " must be a non-empty list of entity ids, got "
-                    + (values == null ? "null" : "an empty list"));
-        }
-        List<String> out = new ArrayList<>(values.size());
-        for (int i = 0; i < values.size(); i++) {
-            if (!(values.get(i) instanceof String s)) {
-                throw new IllegalArgumentException(where + "[" + i + "] must be a string, got "
-                        + Options.describe(values.get(i)));
-            }
-            out.add(s);
-        }
-        return out;
     }
 }
