@@ -7,80 +7,68 @@ the stored embeddings:
     score = cos(z_q, z_head) + cos(z_q, z_rel) + cos(z_q, z_tail)
 
 The procedure compares each entity and relation with the question once, however many triples share it.
+
+Everything around the scorer is SubgraphRAG's, so a comparison measures the scorer alone: the candidate
+radius (2, or the predicted hop count on MetaQA-shaped KGs), and the extractive answer (the predicted number
+of hops walked over the scored triplets). Without a hop count, entities rank by their best triplet: cosine
+sums are not probabilities, so SubgraphRAG's leaf rule does not apply.
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 from kgqa.graph.cypher import render
-from kgqa.retrieve.base import Retriever
-from kgqa.retrieve.evidence import Evidence, LinkedEntity
-from kgqa.retrieve.subgraphrag import dedup_scored, embed_question
+from kgqa.retrieve.evidence import Triplet
+from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, HopPredictor, SubgraphRagRetriever
 from neo4j import Driver, RoutingControl
 
-DEFAULT_HOPS = 2
 DEFAULT_MAX_CANDIDATES = 20000
 
 COSINE_QUERY = render("subgraphrag/cosine")
 
 
-class CosineRetriever(Retriever):
+class CosineRetriever(SubgraphRagRetriever):
     """Top-K candidate triples by summed cosine similarity of the question to head, relation and tail."""
 
     name = "cosine"
 
     def __init__(
-        self, driver: Driver, hops: int = DEFAULT_HOPS, max_candidates: int = DEFAULT_MAX_CANDIDATES
+        self,
+        driver: Driver,
+        hops: int | None = None,
+        max_candidates: int = DEFAULT_MAX_CANDIDATES,
+        hop_predictor: HopPredictor | None = None,
     ) -> None:
-        super().__init__(driver)
-        self.hops = hops
-        self.max_candidates = max_candidates
+        """``hops`` fixes the candidate radius and turns the hop prediction off (as for SubgraphRAG)."""
+        super().__init__(driver, hops=hops, max_candidates=max_candidates, hop_predictor=hop_predictor)
 
-    def _search(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
-        began = time.perf_counter()
-        vector = embed_question(question)
-        embedded = time.perf_counter()
-        rows: list[tuple[str, str, str, float]] = []
-        if topic_entities:
-            config = {
-                "hops": int(self.hops),
-                "maxCandidates": int(self.max_candidates),
-                "questionEmbedding": [float(x) for x in vector],
-                "k": int(k),
-            }
-            records, _summary, _keys = self.driver.execute_query(
-                COSINE_QUERY,
-                kg=kg,
-                topicIds=[e.id for e in topic_entities],
-                config=config,
-                routing_=RoutingControl.READ,
-            )
-            rows = [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
-        scored = time.perf_counter()
-        triplets, scores = dedup_scored(rows)
-        # Cosine sums are not probabilities: rank entities by their best triplet (the plain extractive rule).
+    def _scored_rows(
+        self, question: str, kg: str, k: int, topic_ids: Sequence[str], vector: np.ndarray, hops: int | None
+    ) -> list[tuple[str, str, str, float]]:
+        config = {
+            "hops": int(hops or self.hops or DEFAULT_HOPS),
+            "maxCandidates": int(self.max_candidates or DEFAULT_MAX_CANDIDATES),
+            "questionEmbedding": [float(x) for x in vector],
+            "k": int(k),
+        }
+        records, _summary, _keys = self.driver.execute_query(
+            COSINE_QUERY, kg=kg, topicIds=list(topic_ids), config=config, routing_=RoutingControl.READ
+        )
+        return [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
+
+    def _answers_without_hops(
+        self, triplets: list[Triplet], scores: list[float], topic_names: list[str]
+    ) -> dict[str, Any]:
         ranked: dict[str, float] = {}
-        topics = {e.name for e in topic_entities}
+        topics = set(topic_names)
         for (head, _rel, tail), score in zip(triplets, scores, strict=True):
             for name in (head, tail):
                 if name not in topics and name not in ranked:
                     ranked[name] = score
-        return Evidence(
-            question=question,
-            method=self.name,
-            kg=kg,
-            topic_entities=topic_entities,
-            triplets=triplets,
-            scores=scores,
-            metadata={
-                "k": k,
-                "candidate_hops": self.hops,
-                "answer_candidates": list(ranked),
-                "answer_scores": list(ranked.values()),
-            },
-            latency_ms={
-                "question_embedding": (embedded - began) * 1000,
-                "in_db_scoring": (scored - embedded) * 1000,
-            },
-        )
+        return {"answer_candidates": list(ranked), "answer_scores": list(ranked.values())}
+
+    def _metadata(self) -> dict[str, Any]:
+        return {"scorer": "cosine"}

@@ -194,6 +194,29 @@ class SubgraphRagRetriever(Retriever):
             config["includeSeed"] = bool(self.include_seed)
         return config
 
+    def _scored_rows(
+        self, question: str, kg: str, k: int, topic_ids: Sequence[str], vector: np.ndarray, hops: int | None
+    ) -> list[tuple[str, str, str, float]]:
+        """The top-k (head, relation, tail, score) rows from the database; ``hops`` widens the radius."""
+        config = self.config(kg, k, topic_ids, vector)
+        if hops is not None:
+            config["hops"] = hops
+        records, _summary, _keys = self.driver.execute_query(
+            RETRIEVE_QUERY, question=question_text(question), config=config, routing_=RoutingControl.READ
+        )
+        return [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
+
+    def _answers_without_hops(
+        self, triplets: list[Triplet], scores: list[float], topic_names: list[str]
+    ) -> dict[str, Any]:
+        """Answer candidates when no hop count is known: the leaf rule over the scorer's probabilities."""
+        ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
+        candidates, candidate_scores = select_answers(ranked, ranked_scores)
+        return {"answer_candidates": candidates, "answer_scores": candidate_scores}
+
+    def _metadata(self) -> dict[str, Any]:
+        return {"model": self.model}
+
     def _search(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         import time
 
@@ -204,16 +227,8 @@ class SubgraphRagRetriever(Retriever):
         predicted = None
         if topic_entities:
             predicted = self._predicted_hops(question, kg, [e.span or e.name for e in topic_entities])
-            config = self.config(kg, k, [e.id for e in topic_entities], vector)
-            if predicted is not None and predicted > DEFAULT_HOPS:
-                config["hops"] = predicted
-            records, _summary, _keys = self.driver.execute_query(
-                RETRIEVE_QUERY,
-                question=question_text(question),
-                config=config,
-                routing_=RoutingControl.READ,
-            )
-            rows = [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
+            wider = predicted if predicted is not None and predicted > DEFAULT_HOPS else None
+            rows = self._scored_rows(question, kg, k, [e.id for e in topic_entities], vector, wider)
         scored = time.perf_counter()
         triplets, scores = dedup_scored(rows)
         topic_names = [e.name for e in topic_entities]
@@ -221,9 +236,7 @@ class SubgraphRagRetriever(Retriever):
             # The answerer walks exactly `predicted` hops from the topic over the scored triplets.
             answer_hints: dict[str, Any] = {"hops": predicted, "hops_predicted": predicted}
         else:
-            ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
-            candidates, candidate_scores = select_answers(ranked, ranked_scores)
-            answer_hints = {"answer_candidates": candidates, "answer_scores": candidate_scores}
+            answer_hints = self._answers_without_hops(triplets, scores, topic_names)
         return Evidence(
             question=question,
             method=self.name,
@@ -232,7 +245,7 @@ class SubgraphRagRetriever(Retriever):
             triplets=triplets,
             scores=scores,
             metadata={
-                "model": self.model,
+                **self._metadata(),
                 "k": k,
                 **answer_hints,
                 **({"candidate_hops": self.hops} if self.hops is not None else {}),

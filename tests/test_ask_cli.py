@@ -57,3 +57,18 @@ def test_injection_text_returns_normally_and_changes_nothing(metaqa: Driver, met
         if method in ("sgrag", "frag"):  # the template methods still find the film and its director
             assert "William Dieterle" in result["answers"], (method, question, result["answers"])
     assert _counts(metaqa) == before
+
+
+def test_cosine_baseline_walks_the_predicted_hops(metaqa: Driver) -> None:
+    """The baseline shares SubgraphRAG's radius and answerer, so a 2-hop question gets 2-hop answers."""
+    from kgqa.answer.extractive import answer_extractive
+    from kgqa.retrieve.cosine_baseline import CosineRetriever
+
+    evidence = CosineRetriever(metaqa).retrieve("who directed the films that [Lee Pace] starred in", KG)
+    assert evidence.metadata["hops_predicted"] == 2
+    answer = answer_extractive(evidence)
+    assert answer.explanation["hops"] == 2
+    assert set(answer.answers) & {"Neil LaBute", "Max Winkler", "Tarsem Singh"}
+    assert "Lee Pace" not in answer.answers
+    fixed = CosineRetriever(metaqa, hops=2).retrieve("who directed the films that [Lee Pace] starred in", KG)
+    assert "hops_predicted" not in fixed.metadata and fixed.metadata["answer_candidates"]
