@@ -284,8 +284,15 @@ def render(
         "scorer on dev questions. A dev sample of subgraphrag can therefore hold questions its scorer was "
         "trained on (`bench/subgraphrag_metaqa.py --split dev` uses the held-out part only); the test rows "
         "are clean. "
-        'A "sample of N" is a seeded sample spread evenly over the hops; the full splits for those methods '
-        "did not fit the session's time on 2 cores.",
+        'A "sample of N" is a seeded sample spread evenly over the hops, used where the full split has '
+        "not been run yet.",
+        "",
+        "Latency is what each run measured, on the machine noted below and under the load shown in the "
+        "latency table (1-minute load average while it answered; 2 cores): runs that shared the machine, "
+        "or answered with `--workers` > 1, report slower stages than a quiet machine gives. "
+        "`bench/retrieval_speed.py` measures the in-database stages on their own. A resumed run (its "
+        "JSONL continues where it stopped) can span code changes; the report keeps the versions at its "
+        "start and at its end.",
         "",
     ]
 
@@ -305,12 +312,15 @@ def render(
     lines += [
         "## Latency per stage (ms, p50 / p95)",
         "",
-        "| method | split | " + " | ".join(STAGES) + " |",
-        "|---|---|" + "---:|" * len(STAGES),
+        "| method | split | " + " | ".join(STAGES) + " | load p50 | workers |",
+        "|---|---|" + "---:|" * len(STAGES) + "---:|---:|",
     ]
     for (split, method), report in sorted(reports.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         lat = report["latency_ms"]
         cells = [f"{ms(lat.get(s, {}).get('p50'))} / {ms(lat.get(s, {}).get('p95'))}" for s in STAGES]
+        load_p50 = (report.get("load_avg_1min") or {}).get("p50")
+        workers = (report.get("config") or {}).get("workers") or 1
+        cells += [f"{load_p50:.1f}" if isinstance(load_p50, int | float) else "–", str(workers)]
         lines.append(f"| {method} | {split} | " + " | ".join(cells) + " |")
     lines.append("")
 
