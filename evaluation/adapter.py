@@ -1,9 +1,9 @@
 """From a method name to a function ``question -> (Evidence, Answer)``.
 
-The lead's ``kgqa.retrieve.pipeline.answer_question(driver, question, kg, method, llm, k)`` is used when it
-exists (set ``USE_PIPELINE = False`` to bypass it); until then this module builds the retriever by name with
-importlib and answers with :func:`kgqa.answer.answer`. A method may also be given as ``module:Class`` (any
-:class:`~kgqa.retrieve.base.Retriever` subclass), which the tests use for fixture retrievers.
+Questions go through ``kgqa.retrieve.pipeline.answer_question(driver, question, kg, method, llm, k)``, the
+path ``kgqa ask`` takes. With ``USE_PIPELINE = False``, or a method given as ``module:Class`` (any
+:class:`~kgqa.retrieve.base.Retriever` subclass, as the tests' fixture retrievers are), this module builds the
+retriever itself and answers with :func:`kgqa.answer.answer`.
 """
 
 from __future__ import annotations
