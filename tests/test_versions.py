@@ -37,3 +37,13 @@ def test_docker_image_matches_config() -> None:
     assert f"ARG NEO4J_VERSION={config.NEO4J_VERSION}" in dockerfile
     compose = (REPO / "docker" / "compose.yaml").read_text()
     assert f"Neo4j {config.NEO4J_VERSION}" in compose and f"GDS {config.GDS_VERSION}" in compose
+
+
+def test_driver_decodes_with_its_rust_codec() -> None:
+    from importlib.metadata import version
+
+    import neo4j._codec.packstream.v1 as packstream
+
+    # the extension is versioned as the driver plus one segment; a mismatch is silently not picked up
+    assert version("neo4j-rust-ext").startswith(version("neo4j") + ".")
+    assert packstream._rust_unpack is not None, "neo4j-rust-ext is installed but the driver does not use it"
