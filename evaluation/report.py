@@ -16,6 +16,7 @@ from kgqa.evaluation.metrics import aggregate, latency_summary
 STAGES = ("linking", "retrieval", "answering", "total")
 PACKAGES = (
     "neo4j",
+    "neo4j-rust-ext",
     "graphdatascience",
     "numpy",
     "onnxruntime",
