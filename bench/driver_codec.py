@@ -16,28 +16,20 @@ of retrieval per method and codec with the p50 ratio.
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import neo4j._codec.packstream.v1 as packstream
+from kgqa.evaluation.datasets import load_dataset
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.evidence import Evidence
 from kgqa.retrieve.linking import link_entities
 from kgqa.retrieve.pipeline import make_retriever
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "metaqa"
 RUST_UNPACK = packstream.Unpacker.unpack if packstream._rust_unpack else None
 CODECS = ("python", "rust")
-
-
-def questions(split: str, hops: int, n: int, seed: int) -> list[str]:
-    path = DATA / f"{hops}-hop" / "vanilla" / f"qa_{split}.txt"
-    lines = [line.split("\t")[0] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return random.Random(seed).sample(lines, min(n, len(lines)))
 
 
 def _python_unpack(self: packstream.Unpacker, hydration_hooks: object = None) -> object:
@@ -73,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     differ: dict[str, int] = {}
     try:
         retrievers = {m: make_retriever(driver, m) for m in methods}
-        sample = questions(args.split, args.hops, args.questions, args.seed)
+        dataset = load_dataset("metaqa", args.split, hops=[args.hops], limit=args.questions, seed=args.seed)
+        sample = [q.question for q in dataset.questions]
         for number, question in enumerate([sample[0], *sample]):  # the first one only warms up
             linked = with_retry(lambda q=question: link_entities(driver, q, kg))
             for method, retriever in retrievers.items():
