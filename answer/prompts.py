@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from kgqa.answer.base import normalize, topic_names
-from kgqa.retrieve.evidence import Evidence, Triplet
+from kgqa.core.text import normalize_answer
+from kgqa.core.types import Evidence, Triplet
 
 Style = Literal["subgraphrag", "frag", "sgrag"]
 Message = dict[str, str]
@@ -108,7 +108,7 @@ def frag_path(path: list[Triplet], topics: set[str]) -> str:
 
 
 def frag_messages(evidence: Evidence, max_paths: int | None = None) -> list[Message]:
-    topics = set(topic_names(evidence))
+    topics = set(evidence.topic_names())
     paths = [p for p in evidence.paths if p] or [[t] for t in evidence.triplets]
     lines = "\n".join(frag_path(p, topics) for p in _cap(paths, max_paths))
     return [
@@ -171,7 +171,7 @@ _NOT_ANSWERS = {
     "not found",
     "null",
     "nothing",
-    "i don t know",
+    "i dont know",
     "there is no answer",
 }
 
@@ -183,7 +183,7 @@ def parse_answers(text: str) -> list[str]:
     several ``ans:`` on one line, a trailing explanation in parentheses, "not available".
     """
     found = _after(_ANS, text) or _after(_ANSWER, text)
-    return [a for a in dict.fromkeys(found) if normalize(a) not in _NOT_ANSWERS]
+    return [a for a in dict.fromkeys(found) if normalize_answer(a) not in _NOT_ANSWERS]
 
 
 def _after(marker: re.Pattern[str], text: str) -> list[str]:
@@ -205,7 +205,7 @@ def map_to_entities(raw: list[str], evidence: Evidence) -> tuple[list[str], list
     else kept as written. Order kept, repeats dropped."""
     index: dict[str, str] = {}
     for name in evidence.entities() + [n for p in evidence.paths for t in p for n in (t[0], t[2])]:
-        index.setdefault(normalize(name), name)
+        index.setdefault(normalize_answer(name), name)
     answers: list[str] = []
     unmatched: list[str] = []
     for item in raw:
@@ -219,17 +219,17 @@ def map_to_entities(raw: list[str], evidence: Evidence) -> tuple[list[str], list
 
 
 def _match(item: str, index: dict[str, str]) -> list[str]:
-    key = normalize(item)
+    key = normalize_answer(item)
     if key in index:
         return [index[key]]
     paren = re.match(r"^(.*?)\s*\((.*)\)\s*$", item)
     if paren:
         for part in (paren.group(1), paren.group(2)):
-            if normalize(part) in index:
-                return [index[normalize(part)]]
+            if normalize_answer(part) in index:
+                return [index[normalize_answer(part)]]
     parts = [p for p in re.split(r"\s*(?:,|;|\band\b|&)\s*", item) if p.strip()]
     if len(parts) > 1:
-        hits = [index[normalize(p)] for p in parts if normalize(p) in index]
+        hits = [index[normalize_answer(p)] for p in parts if normalize_answer(p) in index]
         if hits:
             return hits
     return []
@@ -237,10 +237,10 @@ def _match(item: str, index: dict[str, str]) -> list[str]:
 
 def mentioned_entities(text: str, evidence: Evidence, exclude: set[str]) -> list[str]:
     """Evidence entities named in free text, in order of first mention (the fallback when no ``ans:``)."""
-    haystack = f" {normalize(text)} "
+    haystack = f" {normalize_answer(text)} "
     positions: list[tuple[int, str]] = []
     for name in evidence.entities():
-        key = normalize(name)
+        key = normalize_answer(name)
         if name in exclude or not key:
             continue
         at = haystack.find(f" {key} ")

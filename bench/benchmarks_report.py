@@ -30,9 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kgqa.evaluation.adapter import available_methods
 from kgqa.evaluation.plots import Series, render_chart, series_from_report
 from kgqa.evaluation.report import STAGES, latency_table, metrics_table, ms, pct
+from kgqa.qa.methods import method_status
 
 REPO = Path(__file__).resolve().parent.parent
 SPLITS = ("dev", "test")
@@ -364,7 +364,7 @@ def render(
             f"- CPU: {machine.get('cpu', '?')}; {machine.get('nproc')} cores; "
             f"{machine.get('mem_total_gib')} GiB RAM; {machine.get('platform')}",
             f"- Neo4j {server.get('neo4j')} ({server.get('edition')}), GDS {server.get('gds')}, "
-            f"APOC {server.get('apoc')}, kgqa plugin {server.get('kgqa_plugin')}",
+            f"APOC {server.get('apoc')}, kgqa plugin {server.get('kgqa', server.get('kgqa_plugin'))}",
             f"- kgqa {versions.get('kgqa')} at git {versions.get('git')}; Python {versions.get('python')}",
             "- packages: " + ", ".join(f"{k} {v}" for k, v in versions.get("packages", {}).items() if v),
             f"- seed {any_report['seeds'].get('seed')} (see each report's `seeds`)",
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     if any(s not in SPLITS for s in splits):
         parser.error(f"--splits must be among {', '.join(SPLITS)}")
-    status = available_methods()
+    status = method_status()
     wanted = [m.strip() for m in args.methods.split(",")] if args.methods else list(status)
     unavailable = {m: status.get(m) or f"unknown method {m!r}" for m in wanted if status.get(m, "?") != ""}
     methods = [m for m in wanted if m not in unavailable]

@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 
 import neo4j._codec.packstream.v1 as packstream
+from kgqa.core.types import Evidence
 from kgqa.evaluation.datasets import load_dataset
 from kgqa.graph.connection import open_driver
-from kgqa.retrieve.evidence import Evidence
+from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.linking import link_entities
-from kgqa.retrieve.pipeline import make_retriever
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
 RUST_UNPACK = packstream.Unpacker.unpack if packstream._rust_unpack else None
@@ -42,7 +41,7 @@ def use_codec(codec: str) -> None:
 
 
 def fingerprint(evidence: Evidence) -> tuple[object, ...]:
-    return tuple(evidence.triplets), tuple(evidence.metadata.get("answer_candidates") or ())
+    return tuple(evidence.triplets), tuple(evidence.answer_candidates)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,20 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     timings: dict[tuple[str, str], list[float]] = {}
     differ: dict[str, int] = {}
     try:
-        retrievers = {m: make_retriever(driver, m) for m in methods}
+        answerers = {m: QuestionAnswerer(driver, m, kg) for m in methods}
         dataset = load_dataset("metaqa", args.split, hops=[args.hops], limit=args.questions, seed=args.seed)
         sample = [q.question for q in dataset.questions]
         for number, question in enumerate([sample[0], *sample]):  # the first one only warms up
             linked = with_retry(lambda q=question: link_entities(driver, q, kg))
-            for method, retriever in retrievers.items():
+            for method, answerer in answerers.items():
                 order = CODECS if number % 2 == 0 else CODECS[::-1]
                 seen: dict[str, tuple[object, ...]] = {}
                 for codec in order:
                     use_codec(codec)
-                    began = time.perf_counter()
-                    evidence = with_retry(lambda r=retriever, q=question, t=linked: r.retrieve(q, kg, 100, t))
-                    elapsed = (time.perf_counter() - began) * 1000
-                    seen[codec] = fingerprint(evidence)
+                    result = with_retry(lambda a=answerer, q=question, t=linked: a.ask(q, t))
+                    elapsed = result.latency_ms["retrieval"]
+                    seen[codec] = fingerprint(result.evidence)
                     if number > 0:
                         timings.setdefault((method, codec), []).append(elapsed)
                 if number > 0 and seen["python"] != seen["rust"]:

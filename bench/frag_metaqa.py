@@ -1,9 +1,10 @@
 """FRAG on MetaQA (vanilla) per hop: Hits@1, answer recall of the evidence, retrieval latency.
 
-Hits@1 takes the answer as ``metadata["answer_candidates"][0]`` (the end entity of the best-ranked path).
-Answer recall is the share of gold answers that appear among the entities of the evidence triplets.
-Topic entities come from the question's [brackets] (linked by exact name, as in the FRAG paper where the
-topic entity is given). Latency is the whole ``retrieve()`` call (linking + FRAG), p50/p95.
+Questions go through the question-answering layer (``kgqa.qa``), as `kgqa ask` does. Hits@1 takes the
+answer as the evidence's first answer candidate (the end entity of the best-ranked path). Answer recall is
+the share of gold answers that appear among the entities of the evidence triplets. Topic entities come from
+the question's [brackets] (linked by exact name, as in the FRAG paper where the topic entity is given).
+Latency is linking + retrieval, p50/p95.
 
     KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/frag_metaqa.py --limit 300 [--hops 1,2,3]
         [--split dev] [--hop-range auto|simple|complex|oracle] [--hop-count-in simple,complex]
@@ -14,32 +15,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
-import time
 from collections import Counter
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
+from kgqa.core.config import shared_data_dir
+from kgqa.core.metaqa import read_questions
 from kgqa.graph.connection import open_driver
-from kgqa.retrieve.frag import FragConfig, FragRetriever
+from kgqa.qa.answering import QuestionAnswerer
+from kgqa.retrieve.frag import FragConfig, FragRetriever, FragTrace
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
-T = TypeVar("T")
-DATA = Path(os.environ.get("KGQA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-
-
-def load(split: str, hop: int) -> list[tuple[str, list[str]]]:
-    path = DATA / "metaqa" / f"{hop}-hop" / "vanilla" / f"qa_{split}.txt"
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        question, _, answers = line.partition("\t")
-        rows.append((question, answers.split("|")))
-    return rows
+DATA = shared_data_dir()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -72,17 +63,18 @@ def main() -> int:
     summary = {}
     driver = open_driver()
     try:
-        warm = FragRetriever(driver, config)
-        warm.retrieve("what movies did [Lee Pace] act in", args.kg)  # loads the encoder and the classifier
+        warm = QuestionAnswerer(driver, kg=args.kg, retriever=FragRetriever(driver, config))
+        warm.ask("what movies did [Lee Pace] act in")  # loads the encoder and the classifier
         for hop in [int(h) for h in args.hops.split(",")]:
-            questions = load(args.split, hop)
+            read = read_questions(args.split, hop, root=DATA / "metaqa", allow_test=True)  # reports only
+            questions = [(q.question, list(q.answers)) for q in read]
             if args.limit and len(questions) > args.limit:
                 questions = rng.sample(questions, args.limit)
             forced = None if args.hop_range == "auto" else args.hop_range
             if forced == "oracle":
                 forced = "simple" if hop <= 2 else "complex"
             retriever = FragRetriever(driver, config, hop_range=forced)  # type: ignore[arg-type]
-            retriever._hop_predictor, retriever._predictor_loaded = warm._hop_predictor, True
+            answerer = QuestionAnswerer(driver, kg=args.kg, retriever=retriever)
             hits = 0
             recall: list[float] = []
             candidate_recall: list[float] = []
@@ -92,24 +84,26 @@ def main() -> int:
             pruned = 0
             errors: list[str] = []
             for question, gold in questions:
-                began = time.perf_counter()
-                evidence = with_retry(partial(retriever.retrieve, question, args.kg))
-                latency.append((time.perf_counter() - began) * 1000)
+                result = with_retry(partial(answerer.ask, question))
+                evidence = result.evidence
+                latency.append(result.latency_ms["linking"] + result.latency_ms["retrieval"])
                 for stage, ms in evidence.latency_ms.items():
                     stages.setdefault(stage, []).append(ms)
+                trace = evidence.trace
+                assert isinstance(trace, FragTrace)
                 gold_set = set(gold)
-                candidates = evidence.metadata.get("answer_candidates", [])
+                candidates = evidence.answer_candidates
                 top = candidates[0] if candidates else None
                 hits += top in gold_set
                 found = set(evidence.entities())
                 recall.append(len(gold_set & found) / len(gold_set))
                 candidate_recall.append(len(gold_set & set(candidates)) / len(gold_set))
-                ranges[evidence.metadata.get("hop_range", "?")] += 1
-                pruned += bool(evidence.metadata.get("ppr_pruned"))
+                ranges[trace.hop_range] += 1
+                pruned += trace.ppr_pruned
                 if top not in gold_set and len(errors) < args.show_errors:
                     errors.append(
                         f"  {question!r} gold={gold[:3]} top={top!r} "
-                        f"range={evidence.metadata.get('hop_range')} "
+                        f"range={trace.hop_range} "
                         f"path={evidence.paths[0] if evidence.paths else None}"
                     )
             n = len(questions)

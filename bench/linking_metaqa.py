@@ -1,43 +1,41 @@
-"""Entity-linking accuracy on MetaQA questions with the brackets removed.
+"""Entity-linking accuracy on MetaQA questions with the brackets removed, and on the free-form question set.
 
-Top-1 is correct when the best linked entity is the bracketed one. Reads ../shared/data/metaqa (or
-$KGQA_SHARED_DATA/metaqa) and the KG `metaqa` on the configured server (NEO4J_* or the managed one; for the
-test server set KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697).
+MetaQA: top-1 is correct when the best linked entity is the bracketed one; ``--typos`` deletes one letter of
+the entity's longest word, ``--lower`` lower-cases the question. Free-form (``--freeform``, the hand-written
+``bench/questions/metaqa_freeform.jsonl``): top-1 is correct when the best linked entity is one of the
+question's topics, all-found when every topic is among the linked entities; reported per part (``tune`` and
+``heldout``; the held-out part is never tuned on) and per kind of question.
+
+Links through ``kgqa.retrieve.linking.link_entities`` (the in-database ``kgqa.link.entities``) against KG
+``metaqa`` on the configured server (NEO4J_* or the managed one; for the test server set
+KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697).
 
     python bench/linking_metaqa.py --split dev --limit 1000 [--typos] [--lower] [--show-errors 20]
+    python bench/linking_metaqa.py --freeform [--show-errors 20]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import json
 import random
-import re
 import statistics
 import sys
 import time
+from collections import defaultdict
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
+from kgqa.core.config import shared_data_dir
+from kgqa.core.metaqa import read_questions
+from kgqa.core.text import without_brackets
+from kgqa.core.types import LinkedEntity
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.linking import link_entities
+from neo4j import Driver
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
-DATA = Path(os.environ.get("KGQA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-T = TypeVar("T")
-BRACKET = re.compile(r"\[([^\[\]]+)\]")
-
-
-def load_questions(split: str, hop: int) -> list[tuple[str, str]]:
-    path = DATA / "metaqa" / f"{hop}-hop" / "vanilla" / f"qa_{split}.txt"
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        question = line.split("\t", 1)[0]
-        match = BRACKET.search(question)
-        if match:
-            out.append((question, match.group(1)))
-    return out
+FREEFORM = Path(__file__).resolve().parent / "questions" / "metaqa_freeform.jsonl"
 
 
 def add_typo(text: str, rng: random.Random) -> str:
@@ -52,6 +50,88 @@ def add_typo(text: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
+def _link(driver: Driver, question: str, kg: str) -> tuple[list[LinkedEntity], float]:
+    began = time.perf_counter()
+    linked = with_retry(partial(link_entities, driver, question, kg))
+    return linked, (time.perf_counter() - began) * 1000
+
+
+def _latency(latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    return f"p50 {statistics.median(ordered):.1f} ms  p95 {ordered[int(0.95 * (len(ordered) - 1))]:.1f} ms"
+
+
+def run_metaqa(driver: Driver, args: argparse.Namespace) -> None:
+    rng = random.Random(args.seed)
+    for hop in [int(h) for h in args.hops.split(",")]:
+        questions = read_questions(args.split, hop, allow_test=True)  # linking is measured, nothing is tuned
+        if args.limit and len(questions) > args.limit:
+            questions = rng.sample(questions, args.limit)
+        correct = any_correct = empty = 0
+        latencies: list[float] = []
+        errors: list[str] = []
+        for q in questions:
+            gold = q.topic
+            entity = add_typo(gold, rng) if args.typos else gold
+            free = without_brackets(q.question.replace(f"[{gold}]", entity))
+            if args.lower:
+                free = free.lower()
+            linked, ms = _link(driver, free, args.kg)
+            latencies.append(ms)
+            empty += not linked
+            if linked and linked[0].name == gold:
+                correct += 1
+            elif len(errors) < args.show_errors:
+                errors.append(f"  {free!r}: gold={gold!r} got={[(e.name, e.how, e.score) for e in linked]}")
+            any_correct += any(e.name == gold for e in linked)
+        n = len(questions)
+        print(
+            f"{args.split} {hop}-hop n={n}: top-1 {correct / n:.2%}  in top-3 {any_correct / n:.2%}  "
+            f"empty {empty / n:.2%}  latency {_latency(latencies)}"
+        )
+        for line in errors:
+            print(line)
+
+
+def run_freeform(driver: Driver, args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    rows = [json.loads(line) for line in FREEFORM.read_text(encoding="utf-8").splitlines() if line.strip()]
+    tally: dict[str, list[tuple[bool, bool, bool]]] = defaultdict(list)
+    latencies: list[float] = []
+    errors: list[str] = []
+    for row in rows:
+        linked, ms = _link(driver, row["question"], args.kg)
+        latencies.append(ms)
+        names = [e.name for e in linked]
+        gold = set(row["topics"])
+        top1 = bool(names) and names[0] in gold
+        every = gold <= set(names)
+        for group in (row["part"], f"{row['part']}/{row['kind']}"):
+            tally[group].append((top1, every, not names))
+        if not every and len(errors) < args.show_errors and row["part"] == "tune":  # held-out: numbers only
+            errors.append(
+                f"  {row['question']!r}: gold={sorted(gold)} got={[(e.name, e.how) for e in linked]}"
+            )
+    summary = {}
+    for group in sorted(tally, key=lambda g: (g.count("/"), g)):
+        results = tally[group]
+        n = len(results)
+        summary[group] = {
+            "n": n,
+            "top1": sum(r[0] for r in results) / n,
+            "all_topics": sum(r[1] for r in results) / n,
+            "empty": sum(r[2] for r in results) / n,
+        }
+        s = summary[group]
+        print(
+            f"freeform {group:22} n={n:3}  top-1 {s['top1']:.2%}  all topics {s['all_topics']:.2%}  "
+            f"empty {s['empty']:.2%}"
+        )
+    print(f"freeform latency {_latency(latencies)}")
+    for line in errors:
+        print(line)
+    return summary
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", default="dev", choices=["dev", "test"])
@@ -61,47 +141,19 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--typos", action="store_true", help="delete one letter of the entity's longest word")
     ap.add_argument("--lower", action="store_true", help="lower-case the whole question")
+    ap.add_argument("--freeform", action="store_true", help="the hand-written free-form set instead")
     ap.add_argument("--show-errors", type=int, default=0)
     args = ap.parse_args()
-    if not (DATA / "metaqa").is_dir():
-        print(f"MetaQA not found under {DATA} (set KGQA_SHARED_DATA)", file=sys.stderr)
+    if not (shared_data_dir() / "metaqa").is_dir() and not args.freeform:
+        print(f"MetaQA not found under {shared_data_dir()} (set KGQA_SHARED_DATA)", file=sys.stderr)
         return 2
-    rng = random.Random(args.seed)
     driver = open_driver()
     try:
         link_entities(driver, "warm up [The Matrix]", args.kg)
-        for hop in [int(h) for h in args.hops.split(",")]:
-            questions = load_questions(args.split, hop)
-            if args.limit and len(questions) > args.limit:
-                questions = rng.sample(questions, args.limit)
-            correct = any_correct = empty = 0
-            latencies: list[float] = []
-            errors: list[str] = []
-            for question, gold in questions:
-                entity = add_typo(gold, rng) if args.typos else gold
-                free = question.replace(f"[{gold}]", entity)
-                if args.lower:
-                    free = free.lower()
-                began = time.perf_counter()
-                linked = with_retry(partial(link_entities, driver, free, args.kg))
-                latencies.append((time.perf_counter() - began) * 1000)
-                if not linked:
-                    empty += 1
-                if linked and linked[0].name == gold:
-                    correct += 1
-                elif len(errors) < args.show_errors:
-                    got = [(e.name, e.how, e.score) for e in linked]
-                    errors.append(f"  {free!r}: gold={gold!r} got={got}")
-                any_correct += any(e.name == gold for e in linked)
-            n = len(questions)
-            lat = sorted(latencies)
-            print(
-                f"{args.split} {hop}-hop n={n}: top-1 {correct / n:.2%}  in top-3 {any_correct / n:.2%}  "
-                f"empty {empty / n:.2%}  latency p50 {statistics.median(lat):.1f} ms  "
-                f"p95 {lat[int(0.95 * (n - 1))]:.1f} ms"
-            )
-            for line in errors:
-                print(line)
+        if args.freeform:
+            run_freeform(driver, args)
+        else:
+            run_metaqa(driver, args)
     finally:
         driver.close()
     return 0

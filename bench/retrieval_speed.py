@@ -29,10 +29,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kgqa.core.text import without_brackets
 from kgqa.graph.connection import open_driver
-from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, embed_question, question_text
+from kgqa.models.registry import subgraphrag_models_dir
+from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, embed_question
 from kgqa.training.scorer_onnx import PARTS_FILE
-from kgqa.training.subgraphrag import models_root
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "metaqa"
@@ -76,12 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=100)
     args = parser.parse_args(argv)
 
-    source = models_root() / args.model
+    source = subgraphrag_models_dir() / args.model
     if not (source / PARTS_FILE).is_file():
         parser.error(
             f"model {args.model!r} has no {PARTS_FILE}; python -m kgqa.training.scorer_onnx {args.model}"
         )
-    whole = models_root() / f"{args.model}-bench-whole"
+    whole = subgraphrag_models_dir() / f"{args.model}-bench-whole"
     shutil.rmtree(whole, ignore_errors=True)
     shutil.copytree(source, whole)
     (whole / PARTS_FILE).unlink()
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             ) -> Callable[[], Rows]:
                 config = {"k": args.k, "kg": kg, "model": model, "topicEntities": ids, "hops": radius}
                 config |= {"questionEmbedding": vector, "cacheEmbeddings": cache}
-                return run(RETRIEVE_QUERY, question=question_text(question), config=config)
+                return run(RETRIEVE_QUERY, question=without_brackets(question), config=config)
 
             cosine = {"hops": radius, "k": args.k, "q": vector, "kg": kg, "topicIds": ids}
             variants = {

@@ -1,8 +1,9 @@
 """SG-RAG on MetaQA: Hits@1 per hop ("answers = answer_candidates"), classifier accuracy, retrieval latency.
 
-Topic entities come from the [brackets] by exact name lookup (linking is measured by bench/linking_metaqa.py);
-the latency is the retriever's own (classify + template + MOT), without that lookup. Hits@1 is correct when
-the first answer candidate is among the gold answers. Reads ../shared/data/metaqa (or
+Questions go through the question-answering layer (``kgqa.qa``), as `kgqa ask` does; topic entities come
+from the [brackets] (linked by exact name; free-text linking is measured by bench/linking_metaqa.py, or here
+with --free-text). The latency is the retrieval stage (classify + template + MOT). Hits@1 is correct when the
+first answer candidate is among the gold answers. Reads ../shared/data/metaqa (or
 $KGQA_SHARED_DATA/metaqa) and the KG `metaqa` on the configured server (for the test server set
 KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697).
 
@@ -19,24 +20,16 @@ import sys
 import time
 from collections import Counter
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-from kgqa.answer.extractive import answer_extractive
+from kgqa.core.metaqa import MetaqaQuestion, read_questions
+from kgqa.core.text import without_brackets
 from kgqa.graph.connection import open_driver
-from kgqa.retrieve.sgrag import (
-    SgragRetriever,
-    bracket_names,
-    bracket_topic_entities,
-    entity_ids_by_name,
-    run_template,
-    sgrag_qtypes,
-)
-from kgqa.training.metaqa_data import MetaqaQuestion, read_questions
-from kgqa.training.question_classifiers import hop_range
+from kgqa.models.question_classifiers import hop_range
+from kgqa.qa.answering import QuestionAnswerer
+from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace, run_template
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
-
-T = TypeVar("T")
 
 
 def _sample(questions: list[MetaqaQuestion], limit: int | None, seed: int) -> list[MetaqaQuestion]:
@@ -51,57 +44,43 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def run_hop(
-    retriever: SgragRetriever,
+    answerer: QuestionAnswerer,
     questions: list[MetaqaQuestion],
-    kg: str,
-    k: int,
     show_errors: int,
     free_text: bool = False,
 ) -> dict[str, Any]:
-    driver = retriever.driver
     counts: Counter[str] = Counter()
     latencies: list[float] = []
     errors: list[dict[str, Any]] = []
-    known = (
-        {}
-        if free_text
-        else with_retry(
-            lambda: entity_ids_by_name(driver, kg, [n for q in questions for n in bracket_names(q.question)])
-        )
-    )
     linking: list[float] = []
     for number, q in enumerate(questions, 1):
-        if free_text:  # brackets removed: the real linker finds the entity, the classifier masks its span
-            text = q.question.replace("[", "").replace("]", "")
-            evidence = with_retry(partial(retriever.retrieve, text, kg, k=k))
-            linking.append(evidence.latency_ms["linking"])
-            counts["topic_ok"] += [e.name for e in evidence.topic_entities][:1] == [q.topic]
-        else:
-            topics = bracket_topic_entities(driver, q.question, kg, known)
-            counts["topic_ok"] += [e.name for e in topics] == [q.topic]
-            evidence = with_retry(partial(retriever.retrieve, q.question, kg, k=k, topic_entities=topics))
+        # free text: brackets removed, so the real linker finds the entity and the classifier masks its span
+        text = without_brackets(q.question) if free_text else q.question
+        result = with_retry(partial(answerer.ask, text))
+        evidence = result.evidence
+        linking.append(result.latency_ms["linking"])
+        counts["topic_ok"] += [e.name for e in evidence.topic_entities][:1] == [q.topic]
         if number % 2000 == 0:
             print(f"  ... {number}/{len(questions)}", file=sys.stderr, flush=True)
-        latencies.append(evidence.latency_ms["retrieval"])
-        meta = evidence.metadata
-        tried = meta.get("qtypes_tried") or [meta["qtype"]]
+        latencies.append(result.latency_ms["retrieval"])
+        trace = evidence.trace
+        assert isinstance(trace, SgragTrace)
         gold = set(q.answers)
-        candidates = [str(a) for a in meta.get("answer_candidates", [])]
-        counts["qtype_first_ok"] += meta.get("qtype_classified", tried[0]) == q.qtype
-        counts["qtype_final_ok"] += meta["qtype"] == q.qtype
-        counts["hop_range_ok"] += meta["hop_range"] == hop_range(q.hops)
+        candidates = evidence.answer_candidates
+        counts["qtype_first_ok"] += trace.qtype_classified == q.qtype
+        counts["qtype_final_ok"] += trace.qtype == q.qtype
+        counts["hop_range_ok"] += trace.hop_range == hop_range(q.hops)
         counts["hits1"] += bool(candidates) and candidates[0] in gold
         counts["recall_all"] += gold <= set(candidates)
         counts["exact_set"] += gold == set(candidates)
-        extractive = answer_extractive(evidence)
-        counts["hits1_extractive"] += bool(extractive.answers) and extractive.answers[0] in gold
-        counts["over_k"] += bool(meta.get("k_exceeded_to_keep_answers"))
+        counts["hits1_extractive"] += bool(result.answers) and result.answers[0] in gold
+        counts["over_k"] += trace.k_exceeded_to_keep_answers
         if not (candidates and candidates[0] in gold) and len(errors) < show_errors:
             errors.append(
                 {
                     "question": q.question,
                     "qtype": q.qtype,
-                    "predicted": meta["qtype"],
+                    "predicted": trace.qtype,
                     "gold": sorted(gold)[:5],
                     "candidates": candidates[:5],
                 }
@@ -120,16 +99,15 @@ def run_hop(
         "evidence_over_k_to_keep_answers": counts["over_k"],
         "retrieval_ms_p50": _percentile(latencies, 50),
         "retrieval_ms_p95": _percentile(latencies, 95),
-        "linking_ms_p50": _percentile(linking, 50) if linking else None,
-        "linking_ms_p95": _percentile(linking, 95) if linking else None,
+        "linking_ms_p50": _percentile(linking, 50),
+        "linking_ms_p95": _percentile(linking, 95),
         "errors": errors,
     }
 
 
 def warm_up(retriever: SgragRetriever, kg: str) -> None:
-    """Plans every template once, and loads the classifiers, so the first questions are not timed cold."""
-    retriever.classify("warm up")
-    for qtype in sorted(sgrag_qtypes()):
+    """Plans every question type's path once, so the first questions are not timed cold."""
+    for qtype in retriever.classifiers.qtypes:
         run_template(retriever.driver, qtype, kg, ["__none__"], 1)
 
 
@@ -148,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--free-text",
         action="store_true",
-        help="remove the brackets and link entities with kgqa.retrieve.linking (end to end)",
+        help="remove the brackets, so that the linker finds the entities in free text",
     )
     args = parser.parse_args(argv)
 
@@ -156,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         print("NOTE: MetaQA test split, a final measurement: tune nothing after it.", file=sys.stderr)
     driver = open_driver()
     retriever = SgragRetriever(driver)
+    answerer = QuestionAnswerer(driver, kg=args.kg, k=args.k, retriever=retriever)
     warm_up(retriever, args.kg)
     report: dict[str, Any] = {
         "split": args.split,
@@ -174,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = _sample(
             read_questions(args.split, hops, allow_test=args.split == "test"), args.limit, args.seed
         )
-        result = run_hop(retriever, questions, args.kg, args.k, args.show_errors, args.free_text)
+        result = run_hop(answerer, questions, args.show_errors, args.free_text)
         report["hops"][str(hops)] = result
         print(
             f"{hops}-hop {args.split}: n={result['questions']}  Hits@1={100 * result['hits@1']:.2f}%  "

@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from kgqa.evaluation.metrics import normalize_answer
+from kgqa.core.text import normalize_answer, without_brackets
 from kgqa.retrieve.cosine_baseline import COSINE_QUERY
 from kgqa.retrieve.subgraphrag import (
     RETRIEVE_QUERY,
     answer_candidates,
     dedup_scored,
-    question_text,
     select_answers,
 )
 from kgqa.training.subgraphrag_data import KgIndex, LocalGraph, local_subgraph, shortest_path_labels
@@ -43,15 +42,9 @@ UNCAPPED = 10**9
 
 def embed_questions(texts: Sequence[str]) -> np.ndarray:
     """z_q for many questions, through the same encoder the retriever uses."""
-    normalised = [question_text(t) for t in texts]
-    try:
-        from kgqa.models.export_encoder import OnnxEncoder
+    from kgqa.models.encoder import embed
 
-        return np.asarray(OnnxEncoder().embed(normalised), dtype=np.float32)
-    except (ImportError, OSError, ValueError, KeyError):
-        from kgqa.models.encoder import embed
-
-        return embed(normalised)
+    return embed([without_brackets(t) for t in texts])
 
 
 @dataclass
@@ -110,7 +103,7 @@ def run_model(
     }
     began = time.perf_counter()
     records, _, _ = driver.execute_query(
-        RETRIEVE_QUERY, question=question_text(question), config=config, routing_=RoutingControl.READ
+        RETRIEVE_QUERY, question=without_brackets(question), config=config, routing_=RoutingControl.READ
     )
     ms = (time.perf_counter() - began) * 1000
     return [(r["head"], r["relation"], r["tail"], float(r["score"])) for r in records], ms

@@ -22,9 +22,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from kgqa.core.metaqa import HOPS, read_questions
 from kgqa.graph.connection import open_driver
-from kgqa.training.subgraphrag import TrainConfig, candidate_hops, dev_splits, model_dir
-from kgqa.training.subgraphrag_data import load_kg_index, load_local_graph, question_ids, read_metaqa
+from kgqa.training.subgraphrag import TrainConfig, candidate_hops, dev_splits, metaqa_root, model_dir
+from kgqa.training.subgraphrag_data import load_kg_index, load_local_graph, question_ids
 from subgraphrag_common import (
     COSINE,
     Tally,
@@ -71,15 +72,14 @@ def main() -> int:
     if args.split == "dev":
         _train, _val, questions = dev_splits(config)
     else:
-        from kgqa.training.subgraphrag import metaqa_root
-
-        questions = read_metaqa(metaqa_root(config), "test")
-    questions = [q for q in questions if q.hop in hops_wanted]
+        root = metaqa_root(config)  # test: reported here, never trained or tuned on
+        questions = [q for hops in HOPS for q in read_questions("test", hops, root=root, allow_test=True)]
+    questions = [q for q in questions if q.hops in hops_wanted]
     if args.limit:
         rng = np.random.default_rng(args.seed)
         picked = []
         for hop in hops_wanted:
-            group = [q for q in questions if q.hop == hop]
+            group = [q for q in questions if q.hops == hop]
             order = rng.permutation(len(group))[: args.limit]
             picked += [group[i] for i in sorted(order)]
         questions = picked
@@ -92,7 +92,7 @@ def main() -> int:
     driver = open_driver()
     index = load_kg_index(driver, args.kg)
     graph = load_local_graph(driver, index)
-    vectors = embed_questions([q.text for q in questions])
+    vectors = embed_questions([q.question for q in questions])
     tally = Tally()
     ceiling: dict[str, list[float]] = {}
     base_hops = int(metas[models[0]]["hops"]) if models else 2
@@ -100,15 +100,15 @@ def main() -> int:
     for i, q in enumerate(tqdm(questions, desc="questions", unit="q", disable=None)):
         topic_idx = question_ids(index, q.topics)
         topic_ids = [index.entity_ids[t] for t in topic_idx]
-        group = f"{q.hop}-hop"
+        group = f"{q.hops}-hop"
         if not topic_ids:
             continue
-        hops = candidate_hops(base_hops, q.hop)
+        hops = candidate_hops(base_hops, q.hops)
         gold = gold_for(graph, index, topic_ids, question_ids(index, q.answers), q.answers, hops)
         ceiling.setdefault(group, []).append(gold.answers_in_candidates / max(1, len(set(q.answers))))
         for model in models:
             rows, ms = run_model(
-                driver, args.kg, model, q.text, topic_ids, vectors[i], max(ks), hops, args.max_candidates
+                driver, args.kg, model, q.question, topic_ids, vectors[i], max(ks), hops, args.max_candidates
             )
             tally.add(group, model, question_metrics(rows, gold, list(q.topics), ks, leaf_rule=True), ms)
         if not args.no_cosine:
@@ -120,7 +120,7 @@ def main() -> int:
     concurrency: dict[str, dict[str, float]] = {}
     if models:
         for hop in hops_wanted:
-            chosen = [(i, q) for i, q in enumerate(questions) if q.hop == hop][: args.throughput_questions]
+            chosen = [(i, q) for i, q in enumerate(questions) if q.hops == hop][: args.throughput_questions]
             if not chosen:
                 continue
 
@@ -131,7 +131,7 @@ def main() -> int:
                     driver,
                     args.kg,
                     models[0],
-                    q.text,
+                    q.question,
                     topic_ids,
                     vectors[i],
                     100,
@@ -145,14 +145,14 @@ def main() -> int:
     text_only: dict[str, dict[str, float]] = {}
     if models and args.text_only_questions:
         for hop in hops_wanted:
-            chosen_q = [q for q in questions if q.hop == hop][: args.text_only_questions]
+            chosen_q = [q for q in questions if q.hops == hop][: args.text_only_questions]
             latencies = []
             for q in chosen_q:
                 began_q = time.perf_counter()
                 driver.execute_query(
                     "CALL kgqa.subgraphrag.retrieve($q, {k: 100, kg: $kg, model: $model, "
                     "hops: $hops}) YIELD head RETURN count(*) AS n",
-                    q=q.text,
+                    q=q.question,
                     kg=args.kg,
                     model=models[0],
                     hops=candidate_hops(base_hops, hop),

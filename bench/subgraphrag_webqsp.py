@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from kgqa.core.text import normalize_answer
 from kgqa.evaluation.datasets import load_dataset
-from kgqa.evaluation.metrics import normalize_answer
 from kgqa.graph.connection import open_driver
 from kgqa.training.subgraphrag_data import KgIndex, load_kg_index, load_local_graph
 from subgraphrag_common import (

@@ -6,7 +6,8 @@ import json
 
 import click
 from kgqa.graph.connection import open_driver
-from kgqa.retrieve.pipeline import METHODS, Result, answer_question
+from kgqa.qa.answering import Result, answer_question
+from kgqa.qa.methods import METHODS
 from rich.console import Console
 from rich.table import Table
 
@@ -59,7 +60,7 @@ def print_result(result: Result, max_triplets: int = 25) -> None:
             + (f" [dim](+{len(result.answers) - 20} more)[/]" if len(result.answers) > 20 else "")
         )
     else:
-        console.print(f"[bold yellow]No answer:[/] {result.explanation.get('reason', 'nothing found')}")
+        console.print(f"[bold yellow]No answer:[/] {result.answer.reason or 'nothing found'}")
     if ev.triplets:
         table = Table(
             "#",
@@ -74,5 +75,5 @@ def print_result(result: Result, max_triplets: int = 25) -> None:
         console.print(table)
         if len(ev.triplets) > max_triplets:
             console.print(f"[dim]… {len(ev.triplets) - max_triplets} more (use --json for all)[/]")
-    timing = " · ".join(f"{stage} {ms:.0f} ms" for stage, ms in ev.latency_ms.items())
+    timing = " · ".join(f"{stage} {ms:.0f} ms" for stage, ms in result.latency_ms.items())
     console.print(f"[dim]kg {ev.kg} · method {ev.method} · llm {result.llm or 'none'} · {timing}[/]")

@@ -73,7 +73,7 @@ def _interactive(driver, parameters: dict[str, object], fmt: str) -> None:  # ty
 
 
 def _parse_params(params: tuple[str, ...]) -> dict[str, object]:
-    from kgqa.graph.errors import KgqaError
+    from kgqa.core.errors import KgqaError
 
     parsed: dict[str, object] = {}
     for item in params:

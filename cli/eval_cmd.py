@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from kgqa.core.errors import KgqaError
 from kgqa.evaluation.datasets import DATASETS
-from kgqa.graph.errors import KgqaError
 
 
 def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...] | None:

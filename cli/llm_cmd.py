@@ -6,7 +6,13 @@ import json
 from pathlib import Path
 
 import click
-from kgqa.answer.local_llm import DEFAULT_PORT, LLMServerStatus, LocalLLMServer
+from kgqa.answer.local_llm import (
+    DEFAULT_PORT,
+    LLMServerStatus,
+    LocalLLMServer,
+    install_server,
+    missing_server_modules,
+)
 
 
 @click.group()
@@ -38,10 +44,20 @@ def _emit(status: LLMServerStatus, as_json: bool, text: str) -> None:
     default=None,
     help="CPU threads for generation (default: KGQA_LLM_THREADS, else half the cores).",
 )
+@click.option(
+    "--install/--no-install",
+    default=True,
+    show_default=True,
+    help="Install llama-cpp-python[server] first when it is missing (compiles llama.cpp the first time).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def serve(port: int, model: Path | None, threads: int | None, as_json: bool) -> None:
+def serve(port: int, model: Path | None, threads: int | None, install: bool, as_json: bool) -> None:
     """Start the server in the background (a no-op when it runs already)."""
-    status = LocalLLMServer().start(port=port, model=model, threads=threads)
+    server = LocalLLMServer()
+    if install and server.pid() is None and missing_server_modules(server.python):
+        seconds = install_server(server.python, say=lambda m: click.echo(f"kgqa: {m}", err=True))
+        click.echo(f"kgqa: the local LLM server installed in {seconds:.0f}s", err=True)
+    status = server.start(port=port, model=model, threads=threads)
     if status.already_running:
         text = f"the LLM server is already running at {status.url} (pid {status.pid})"
     else:

@@ -111,8 +111,8 @@ def load(
 def kgs(as_json: bool, drop: str | None) -> None:
     """The loaded KGs: counts, embedding model, when loaded, status."""
     _quiet_notifications()
+    from kgqa.core.errors import KgqaError
     from kgqa.graph.connection import open_driver
-    from kgqa.graph.errors import KgqaError
     from kgqa.loaders.kgs import drop_kg, list_kgs
 
     with open_driver() as driver:

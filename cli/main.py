@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
-from kgqa.cli.cypher_cmd import cypher
-from kgqa.cli.server_cmd import server
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
+
+# Each command's module is imported only when that command runs (or when help lists it): a fast start,
+# and a broken optional dependency of one command (say, llama-cpp for `kgqa llm`) leaves the others working.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "server": ("kgqa.cli.server_cmd", "server"),
+    "cypher": ("kgqa.cli.cypher_cmd", "cypher"),
+    "load": ("kgqa.cli.load_cmd", "load"),
+    "kgs": ("kgqa.cli.load_cmd", "kgs"),
+    "index": ("kgqa.cli.load_cmd", "index"),
+    "ask": ("kgqa.cli.ask_cmd", "ask"),
+    "llm": ("kgqa.cli.llm_cmd", "llm"),
+    "eval": ("kgqa.cli.eval_cmd", "eval_command"),
+    "train": ("kgqa.cli.train_cmd", "train"),
+}
 
 
 class _Group(click.Group):
-    """Turns expected failures into one line on stderr and exit code 1, instead of a traceback."""
+    """Loads commands lazily, and turns expected failures into one line on stderr and exit code 1."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(super().list_commands(ctx)))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        registered = super().get_command(ctx, cmd_name)
+        if registered is not None or target is None:
+            return registered
+        module, attribute = target
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         from neo4j.exceptions import Neo4jError, ServiceUnavailable
@@ -39,33 +64,3 @@ def _fail(message: str) -> None:
 @click.version_option(package_name="kgqa")
 def main() -> None:
     """Question answering over knowledge graphs, native to Neo4j."""
-
-
-main.add_command(server)
-main.add_command(cypher)
-
-
-def _register_optional() -> None:
-    # Commands are registered lazily by module so that a broken optional dependency of one command
-    # (say, llama-cpp for `kgqa llm`) does not take the whole CLI down.
-    import importlib
-
-    for module, name in (
-        ("kgqa.cli.load_cmd", "load"),
-        ("kgqa.cli.load_cmd", "kgs"),
-        ("kgqa.cli.load_cmd", "index"),
-        ("kgqa.cli.ask_cmd", "ask"),
-        ("kgqa.cli.llm_cmd", "llm"),
-        ("kgqa.cli.eval_cmd", "eval_command"),
-        ("kgqa.cli.train_cmd", "train"),
-    ):
-        try:
-            command = getattr(importlib.import_module(module), name)
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("kgqa.cli."):
-                continue
-            raise
-        main.add_command(command)
-
-
-_register_optional()

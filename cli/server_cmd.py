@@ -6,8 +6,8 @@ import json
 import time
 
 import click
-from kgqa.graph import config
-from kgqa.graph.errors import KgqaError
+from kgqa.core import config
+from kgqa.core.errors import KgqaError
 from kgqa.graph.server import ManagedServer
 
 

@@ -18,24 +18,21 @@
 from __future__ import annotations
 
 import json
-import os
 import random
-import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgqa.evaluation.metrics import normalize_answer
-from kgqa.graph.errors import KgqaError
-
-Triplet = tuple[str, str, str]
+from kgqa.core import metaqa
+from kgqa.core.config import shared_data_dir
+from kgqa.core.errors import KgqaError
+from kgqa.core.text import BRACKET, normalize_answer
+from kgqa.core.types import Triplet
 
 DATASETS = ("metaqa", "webqsp", "cwq")
-SPLITS = {"metaqa": ("dev", "test"), "webqsp": ("test",), "cwq": ("test",)}
-METAQA_HOPS = (1, 2, 3)
-_BRACKET = re.compile(r"\[([^\]]+)\]")
+SPLITS = {"metaqa": metaqa.SPLITS, "webqsp": ("test",), "cwq": ("test",)}
 
 
 @dataclass(frozen=True)
@@ -63,16 +60,6 @@ class Dataset:
     gold_triples: Callable[[EvalQuestion], list[Triplet] | None] = lambda _q: None
 
 
-def shared_data_dir() -> Path:
-    """``$KGQA_SHARED_DATA``, else ``../shared/data`` next to the checkout."""
-    env = os.environ.get("KGQA_SHARED_DATA")
-    if env:
-        return Path(env).expanduser()
-    from kgqa.graph.config import repo_root
-
-    return repo_root().parent / "shared" / "data"
-
-
 def load_dataset(
     name: str,
     split: str,
@@ -96,7 +83,7 @@ def load_dataset(
     if limit is not None and limit < 1:
         raise KgqaError(f"--limit must be at least 1, got {limit}")
     if name == "metaqa":
-        return read_metaqa(root, split, hops or METAQA_HOPS, limit, seed)
+        return read_metaqa(root, split, hops or metaqa.HOPS, limit, seed)
     if hops:
         raise KgqaError(f"--hops applies to metaqa only, not {name}")
     return read_webqsp(root, limit, seed) if name == "webqsp" else read_cwq(root, limit, seed)
@@ -124,57 +111,30 @@ def sample_indices(total: int, limit: int | None, seed: int) -> list[int]:
     return sorted(random.Random(seed).sample(range(total), limit))
 
 
-def _read_lines(path: Path) -> list[str]:
-    with path.open(encoding="utf-8") as handle:
-        return [line.rstrip("\n").rstrip("\r") for line in handle]
-
-
-def topic_of(question: str) -> str | None:
-    found = _BRACKET.search(question)
-    return found.group(1).strip() if found else None
-
-
 def read_metaqa(
     root: Path, split: str, hops: Sequence[int], limit: int | None = None, seed: int = 0
 ) -> Dataset:
-    bad = [h for h in hops if h not in METAQA_HOPS]
+    bad = [h for h in hops if h not in metaqa.HOPS]
     if bad:
         raise KgqaError(f"MetaQA has 1, 2 and 3 hops, not {bad}")
-    hops = sorted(set(hops))
     notes: list[str] = []
     questions: list[EvalQuestion] = []
-    for hop, cap in zip(hops, split_limit(limit, len(hops)), strict=True):
-        qa_file = root / f"{hop}-hop" / "vanilla" / f"qa_{split}.txt"
-        if not qa_file.is_file():
-            raise KgqaError(f"MetaQA file not found: {qa_file}")
-        lines = _read_lines(qa_file)
-        qtype_file = root / f"{hop}-hop" / f"qa_{split}_qtype.txt"
-        qtypes = _read_lines(qtype_file) if qtype_file.is_file() else []
-        if qtypes and len(qtypes) != len(lines):
-            notes.append(
-                f"{qtype_file.name} ({hop}-hop) has {len(qtypes)} lines for {len(lines)} questions; "
-                "question types not used"
-            )
-            qtypes = []
-        paths = _relation_paths(root, split, hop, lines, notes)
-        for index in sample_indices(len(lines), cap, seed):
-            line = lines[index]
-            if not line.strip():
-                continue
-            text, _, answer_field = line.partition("\t")
-            answers = tuple(a.strip() for a in answer_field.split("|") if a.strip())
-            topic = topic_of(text)
+    for hop, cap in zip(sorted(set(hops)), split_limit(limit, len(set(hops))), strict=True):
+        read = metaqa.read_questions(split, hop, root=root, allow_test=True)  # evaluation reports on test
+        paths = _relation_paths(root, split, hop, read, notes)
+        for index in sample_indices(len(read), cap, seed):
+            q = read[index]
             questions.append(
                 EvalQuestion(
-                    id=f"metaqa-{split}-{hop}hop-{index + 1:05d}",
+                    id=f"metaqa-{split}-{hop}hop-{q.line + 1:05d}",
                     dataset="metaqa",
                     split=split,
-                    question=text.strip(),
-                    answers=answers,
+                    question=q.question,
+                    answers=q.answers,
                     hops=hop,
-                    qtype=qtypes[index].strip() if qtypes else None,
-                    topic_entities=((topic, topic),) if topic else (),
-                    relation_path=paths[index] if paths else None,
+                    qtype=q.qtype,
+                    topic_entities=((q.topic, q.topic),) if q.topic else (),
+                    relation_path=paths.get(q.line),
                 )
             )
     kb = _MetaqaKB.find(root)
@@ -194,25 +154,22 @@ def read_metaqa(
 
 
 def _relation_paths(
-    root: Path, split: str, hop: int, lines: list[str], notes: list[str]
-) -> list[tuple[str, ...] | None] | None:
+    root: Path, split: str, hop: int, questions: Sequence[metaqa.MetaqaQuestion], notes: list[str]
+) -> dict[int, tuple[str, ...]]:
+    """BeamQA's relation path of each question, by its line (the file is line-aligned with the questions)."""
     name = {"dev": "valid", "test": "test"}[split]
     path = root / "with_relation_paths_beamqa" / f"{name}_{hop}hop.txt"
     if not path.is_file():
-        return None
-    rows = _read_lines(path)
-    if len(rows) != len(lines):
-        notes.append(f"{path.name} has {len(rows)} lines for {len(lines)} questions; relation paths not used")
-        return None
-    out: list[tuple[str, ...] | None] = []
+        return {}
+    rows = metaqa.read_lines(path)
+    out: dict[int, tuple[str, ...]] = {}
     mismatched = 0
-    for row, line in zip(rows, lines, strict=True):
-        cols = row.split("\t")
-        if len(cols) >= 3 and cols[0].strip() == line.partition("\t")[0].strip() and cols[2].strip():
-            out.append(tuple(r.strip() for r in cols[2].split("|")))
+    for q in questions:
+        cols = rows[q.line].split("\t") if q.line < len(rows) else []
+        if len(cols) >= 3 and cols[0].strip() == q.question and cols[2].strip():
+            out[q.line] = tuple(r.strip() for r in cols[2].split("|"))
         else:
             mismatched += 1
-            out.append(None)
     if mismatched:
         notes.append(
             f"{path.name}: {mismatched} lines do not align with the questions; no gold triples for them"
@@ -313,7 +270,7 @@ def _gpt_triples(path: Path) -> dict[str, list[Triplet]] | None:
 
 
 def _question_key(text: str) -> str:
-    return normalize_answer(_BRACKET.sub(" ", text))
+    return normalize_answer(BRACKET.sub(" ", text))
 
 
 def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
@@ -324,7 +281,7 @@ def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
     chains: dict[str, int] = {}
     beamqa = root / "webqsp_test_beamqa.txt"
     if beamqa.is_file():
-        for line in _read_lines(beamqa):
+        for line in beamqa.read_text(encoding="utf-8").splitlines():
             cols = line.split("\t")
             if len(cols) >= 3 and cols[2].strip():
                 chains.setdefault(_question_key(cols[0]), len(cols[2].split("|")))

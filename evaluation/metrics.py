@@ -26,37 +26,11 @@ the articles a/an/the dropped, whitespace collapsed.
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-_APOSTROPHES = re.compile(r"['\u2019`]")
-_NON_WORD = re.compile(r"[^\w\s]|_")
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-_SPACES = re.compile(r"\s+")
-
-
-def normalize_answer(text: str) -> str:
-    """The form answers are compared in: ``"The Lord of the Rings!"`` -> ``"lord of rings"``.
-
-    Apostrophes are deleted (``Schindler's`` -> ``schindlers``), other punctuation becomes a space. A
-    string that normalises to nothing (``"The The"``) keeps its lowercased, trimmed self so that it cannot
-    match every other such string.
-    """
-    decomposed = unicodedata.normalize("NFKD", str(text))
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
-    plain = _APOSTROPHES.sub("", plain)
-    plain = _NON_WORD.sub(" ", plain)
-    plain = _ARTICLES.sub(" ", plain)
-    plain = _SPACES.sub(" ", plain).strip()
-    return plain or _SPACES.sub(" ", str(text).lower()).strip()
-
-
-def normalized_unique(items: Iterable[str]) -> list[str]:
-    """Normalised strings, repeats dropped, first occurrence order kept."""
-    return list(dict.fromkeys(normalize_answer(item) for item in items))
+from kgqa.core.text import normalize_answer, normalized_unique
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.evaluation.metrics import aggregate, latency_summary
+from kgqa.graph.versions import server_versions
 
 STAGES = ("linking", "retrieval", "answering", "total")
 PACKAGES = (
@@ -182,7 +183,7 @@ def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
 
 
 def git_revision() -> str | None:
-    from kgqa.graph.config import repo_root
+    from kgqa.core.config import repo_root
 
     try:
         head = subprocess.run(
@@ -200,22 +201,6 @@ def git_revision() -> str | None:
     if head.returncode != 0:
         return None
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-
-
-def server_versions(driver: Any) -> dict[str, str | None]:
-    versions: dict[str, str | None] = {}
-    for name, query in (
-        ("neo4j", "CALL dbms.components() YIELD versions RETURN versions[0] AS v"),
-        ("edition", "CALL dbms.components() YIELD edition RETURN edition AS v"),
-        ("gds", "RETURN gds.version() AS v"),
-        ("apoc", "RETURN apoc.version() AS v"),
-        ("kgqa_plugin", "RETURN kgqa.version() AS v"),
-    ):
-        try:
-            versions[name] = str(driver.execute_query(query).records[0]["v"])
-        except Exception:  # a missing plugin is a fact to record, not a failure
-            versions[name] = None
-    return versions
 
 
 def machine_info() -> dict[str, Any]:

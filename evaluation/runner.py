@@ -26,11 +26,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kgqa.evaluation.adapter import Answered, AnswerFn, canonical, make_answer_fn
+from kgqa.core.errors import KgqaError
+from kgqa.core.types import LinkedEntity
 from kgqa.evaluation.datasets import Dataset, EvalQuestion, load_dataset
 from kgqa.evaluation.metrics import evidence_answer_recall, evidence_triple_recall, score_answers
 from kgqa.evaluation.report import machine_info, render_markdown, summarize, versions
-from kgqa.graph.errors import KgqaError
+from kgqa.graph.cypher import render
+from kgqa.graph.kg import resolve_kg
+from kgqa.qa.answering import QuestionAnswerer, Result
+from kgqa.qa.methods import METHODS, canonical, ranking_path, retriever_class
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -181,7 +185,7 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
 def build_record(
     q: EvalQuestion,
     gold_triples: list[tuple[str, str, str]] | None,
-    answered: Answered | None,
+    answered: Result | None,
     error: BaseException | None = None,
     elapsed_ms: float | None = None,
 ) -> dict[str, Any]:
@@ -204,8 +208,8 @@ def build_record(
         ev, ans = answered.evidence, answered.answer
         answers = [str(a) for a in ans.answers]
         triplets = [[str(x) for x in t] for t in ev.triplets]
-        explanation = getattr(ans, "explanation", {}) or {}
-        raw_text = explanation.get("raw_output") if isinstance(explanation.get("raw_output"), str) else None
+        explanation = ans.explanation
+        raw_text = ans.raw_output
         record.update(
             {
                 "answers": answers,
@@ -216,10 +220,9 @@ def build_record(
                 ],
                 "triplets": triplets,
                 "n_paths": len(ev.paths),
-                "evidence_metadata": _jsonable(ev.metadata),
-                "answer_explanation": _jsonable(
-                    {k: v for k, v in explanation.items() if k not in ("raw_output", "evidence")}
-                ),
+                "evidence_hops": ev.hops,
+                "trace": _jsonable(ev.trace.to_json()) if ev.trace is not None else None,
+                "answer_explanation": _jsonable({k: v for k, v in explanation.items() if k != "evidence"}),
                 "latency_ms": {k: round(v, 3) for k, v in answered.latency_ms.items()},
                 "error": None,
             }
@@ -299,42 +302,19 @@ def _seed(seed: int) -> dict[str, Any]:
     return seeds
 
 
-def _topics_for(driver: Any, kg: str, q: EvalQuestion) -> list[Any] | None:
-    """The dataset's given topic entities that exist in the KG (WebQSP/CWQ); None lets the retriever link."""
+def _topics_for(driver: Any, kg: str, q: EvalQuestion) -> list[LinkedEntity] | None:
+    """The dataset's given topic entities that exist in the KG (WebQSP/CWQ); None lets the linker link."""
     if q.dataset == "metaqa" or not q.topic_entities or driver is None:
         return None
-    from kgqa.retrieve.evidence import LinkedEntity
-
     ids = [
         form
         for mid, _ in q.topic_entities
         for form in (mid, "/" + mid.replace(".", "/", 1), f"http://rdf.freebase.com/ns/{mid}")
     ]
     names = [name for _, name in q.topic_entities]
-    rows = driver.execute_query(
-        "MATCH (e:Entity {kg: $kg}) WHERE e.id IN $ids RETURN e.id AS id, e.name AS name "
-        "UNION MATCH (e:Entity {kg: $kg}) WHERE e.name IN $names RETURN e.id AS id, e.name AS name",
-        kg=kg,
-        ids=ids,
-        names=names,
-    ).records
+    rows = driver.execute_query(render("eval/given_topics"), kg=kg, ids=ids, names=names).records
     found = [LinkedEntity(id=str(r["id"]), name=str(r["name"]), score=1.0, how="given") for r in rows]
     return found or None
-
-
-def _check_kg(driver: Any, kg: str) -> dict[str, Any]:
-    rows = driver.execute_query("MATCH (e:Entity {kg: $kg}) RETURN e.id AS id LIMIT 1", kg=kg).records
-    if not rows:
-        raise KgqaError(
-            f"KG {kg!r} is not loaded (no entities); load it with `kgqa load` or pick one with --kg"
-        )
-    try:
-        info = driver.execute_query("MATCH (k:KG {name: $kg}) RETURN properties(k) AS p", kg=kg).records
-    except Exception:
-        return {}
-    if not info:
-        return {}
-    return {k: v for k, v in dict(info[0]["p"]).items() if isinstance(v, str | int | float | bool)}
 
 
 def _load1() -> float | None:
@@ -385,7 +365,7 @@ class _Progress:
 def run_eval(
     config: EvalConfig,
     driver: Any | None = None,
-    answer_fn: AnswerFn | None = None,
+    answerer: QuestionAnswerer | None = None,
     dataset: Dataset | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``config``; returns the report (also written as JSON, Markdown and PNG next to the JSONL)."""
@@ -407,15 +387,17 @@ def run_eval(
     if config.retry_errors:
         previous = {qid: rec for qid, rec in previous.items() if not rec.get("error")}
 
-    own_driver = driver is None and answer_fn is None
+    if answerer is None:
+        retriever_class(str(config.method))  # an unknown or unavailable method fails before any work
+    own_driver = driver is None and answerer is None
     if own_driver:
         from kgqa.graph.connection import open_driver
 
         driver = open_driver()
     try:
-        kg_info = _check_kg(driver, str(config.kg)) if driver is not None else {}
-        if answer_fn is None:
-            answer_fn = make_answer_fn(driver, str(config.method), str(config.kg), config.llm, config.k)
+        kg_info = resolve_kg(driver, str(config.kg)).properties if driver is not None else {}
+        if answerer is None:
+            answerer = QuestionAnswerer(driver, str(config.method), str(config.kg), config.llm, config.k)
         seeds = _seed(config.seed)  # after the method is built, so that torch is seeded if it brought it in
         wanted = {q.id for q in data.questions}
         todo = [q for q in data.questions if q.id not in previous]
@@ -444,7 +426,7 @@ def run_eval(
             gold = data.gold_triples(q)
             t0 = time.perf_counter()
             try:
-                answered = answer_fn(q.question, _topics_for(driver, str(config.kg), q))
+                answered = answerer.ask(q.question, _topics_for(driver, str(config.kg), q))
                 record = build_record(q, gold, answered)
             except Exception as exc:  # one question's failure is data, not the end of the run
                 if _fatal(exc):
@@ -518,14 +500,11 @@ def record_ranking(report: Mapping[str, Any], path: Path | None = None) -> Path 
     Only dev runs of the project's own methods count (never test: nothing is tuned on it); per method the run
     over the most questions is kept. Returns the file written, or None when this run does not qualify.
     """
-    from kgqa.evaluation.adapter import known_methods
-    from kgqa.graph.config import kgqa_home
-
     cfg = report["config"]
     method = str(cfg["method"])
-    if cfg["split"] != "dev" or method not in known_methods() or report["metrics"].get("hits1") is None:
+    if cfg["split"] != "dev" or method not in METHODS or report["metrics"].get("hits1") is None:
         return None
-    path = path or kgqa_home() / "method-ranking.json"
+    path = path or ranking_path()
     try:
         current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except (OSError, ValueError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from kgqa.graph import config
-from kgqa.graph.errors import KgqaError
+from kgqa.core import config
+from kgqa.core.errors import KgqaError
 from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import AuthError, ServiceUnavailable
 

@@ -13,20 +13,18 @@ by Maven once; a stamp records what was installed so that later starts skip Mave
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kgqa.graph import config
-from kgqa.graph.errors import KgqaError
+from kgqa.core import config
+from kgqa.core.errors import KgqaError
+from kgqa.core.process import file_lock, last_line, live_pid, log_lines, log_size, port_in_use
 
 ENTRY_POINT = "org.neo4j.server.startup.Neo4jCommand"
 ADMIN_ENTRY_POINT = "org.neo4j.server.startup.Neo4jAdminCommand"
@@ -88,7 +86,7 @@ class ManagedServer:
     def start(self, on_progress: callable | None = None) -> ServerStatus:  # type: ignore[valid-type]
         say = on_progress or (lambda _msg: None)
         java = find_java()
-        with self._lock():
+        with file_lock(self.home / "server.lock"):
             if self.pid() is not None:
                 self._wait_for_bolt(time.monotonic() + START_TIMEOUT_S)
                 return self.status()
@@ -100,7 +98,7 @@ class ManagedServer:
             self._write_conf()
             self._ensure_password(java)
             say(f"starting Neo4j {config.NEO4J_VERSION} on {self.uri}")
-            log_offset = self.log_file.stat().st_size if self.log_file.exists() else 0
+            log_offset = log_size(self.log_file)
             proc = self._neo4j(java, "start", capture=True)
             if proc.returncode != 0:
                 raise KgqaError(self._start_failure(proc.stdout + proc.stderr, log_offset))
@@ -113,13 +111,13 @@ class ManagedServer:
 
     def stop(self) -> bool:
         """Stops the server; returns False when it was not running."""
-        with self._lock():
+        with file_lock(self.home / "server.lock"):
             if self.pid() is None:
                 return False
             proc = self._neo4j(find_java(), "stop", capture=True)
             if proc.returncode != 0 and self.pid() is not None:
                 raise KgqaError(
-                    f"Neo4j did not stop: {_last_line(proc.stdout + proc.stderr)} (log: {self.log_file})"
+                    f"Neo4j did not stop: {last_line(proc.stdout + proc.stderr)} (log: {self.log_file})"
                 )
             return True
 
@@ -158,11 +156,7 @@ class ManagedServer:
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        return pid if str(self.neo4j_home).encode() in cmdline else None
+        return live_pid(pid, [str(self.neo4j_home).encode()])
 
     # ----------------------------------------------------------------- installation
     def _install_server_jars(self, say) -> None:  # type: ignore[no-untyped-def]
@@ -191,12 +185,12 @@ class ManagedServer:
             shutil.copy2(jar, target)
 
     def _install_encoder(self, say) -> None:  # type: ignore[no-untyped-def]
-        """The ONNX sentence encoder lets kgqa.text.embed and kgqa.subgraphrag.retrieve embed in-DB."""
-        from kgqa.models.export_encoder import encoder_dir, ensure_encoder_exported
+        """The ONNX sentence encoder, with which kgqa.text.embed, the linker and SubgraphRAG embed in-DB."""
+        from kgqa.models.encoder import encoder_dir, ensure_encoder
 
         if not (encoder_dir(self.home) / "model.onnx").exists():
-            say("exporting the sentence encoder to ONNX (first start only)")
-        ensure_encoder_exported(self.home)
+            say("building the sentence encoder as ONNX (first start only)")
+        ensure_encoder(self.home)
 
     def _write_conf(self) -> None:
         conf_dir = self.neo4j_home / "conf"
@@ -245,7 +239,7 @@ class ManagedServer:
         if not (self.neo4j_home / "data" / "dbms").exists():
             proc = self._admin(java, ["dbms", "set-initial-password", self.password()])
             if proc.returncode != 0:
-                raise KgqaError(f"could not set the Neo4j password: {_last_line(proc.stdout + proc.stderr)}")
+                raise KgqaError(f"could not set the Neo4j password: {last_line(proc.stdout + proc.stderr)}")
 
     # ----------------------------------------------------------------- process helpers
     def _env(self) -> dict[str, str]:
@@ -270,15 +264,11 @@ class ManagedServer:
         return self._admin(find_java(), args)
 
     def _check_port_free(self) -> None:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind(("127.0.0.1", self.port))
-            except OSError:
-                raise KgqaError(
-                    f"port {self.port} on 127.0.0.1 is in use by another process; stop it or choose another "
-                    f"port with KGQA_BOLT_PORT (log: {self.log_file})"
-                ) from None
+        if port_in_use("127.0.0.1", self.port):
+            raise KgqaError(
+                f"port {self.port} on 127.0.0.1 is in use by another process; stop it or choose another "
+                f"port with KGQA_BOLT_PORT (log: {self.log_file})"
+            )
 
     def _wait_for_bolt(self, deadline: float, log_offset: int = 0) -> None:
         from neo4j import GraphDatabase
@@ -307,26 +297,13 @@ class ManagedServer:
 
     def _start_failure(self, output: str, log_offset: int) -> str:
         reason = ""
-        if self.log_file.exists():
-            with self.log_file.open(errors="replace") as fh:
-                fh.seek(log_offset)
-                for line in fh:
-                    if " ERROR " in line or line.startswith("Caused by"):
-                        reason = line.strip()
-                        if line.startswith("Caused by"):
-                            break
-        reason = re.sub(r"^\S+ \S+ ERROR ", "", reason) or _last_line(output)
+        for line in log_lines(self.log_file, log_offset):
+            if " ERROR " in line or line.startswith("Caused by"):
+                reason = line
+                if line.startswith("Caused by"):
+                    break
+        reason = re.sub(r"^\S+ \S+ ERROR ", "", reason) or last_line(output)
         return f"Neo4j failed to start: {reason} (log: {self.log_file})"
-
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "server.lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def build_plugin(say=lambda _m: None) -> Path:  # type: ignore[no-untyped-def]
@@ -370,26 +347,8 @@ def _maven(args: list[str], what: str) -> None:
 
 
 def _query_versions(uri: str, user: str, password: str) -> dict[str, str | None]:
+    from kgqa.graph.versions import server_versions
     from neo4j import GraphDatabase
 
-    versions: dict[str, str | None] = {}
     with GraphDatabase.driver(uri, auth=(user, password), connection_timeout=3) as driver:
-        record = driver.execute_query(
-            "CALL dbms.components() YIELD versions RETURN versions[0] AS v"
-        ).records[0]
-        versions["neo4j"] = record["v"]
-        for name, query in (
-            ("gds", "RETURN gds.version() AS v"),
-            ("apoc", "RETURN apoc.version() AS v"),
-            ("kgqa", "RETURN kgqa.version() AS v"),
-        ):
-            try:
-                versions[name] = driver.execute_query(query).records[0]["v"]
-            except Exception:
-                versions[name] = None
-    return versions
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
+        return server_versions(driver)

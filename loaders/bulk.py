@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Fact, Label, Record
 from kgqa.loaders.spool import unescape, write_row

@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pyoxigraph as ox
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, rdf_format, read_triples
 from kgqa.loaders.records import Fact, Label, Record

@@ -2,7 +2,7 @@
 
 Pages of entities are read in id order, their distinct names embedded in length-sorted batches (less padding),
 and the vectors written by a background thread while the next batch is embedded. The default model runs
-through its ONNX export (the same vectors as sentence-transformers, cosine > 0.9999, at less CPU); vectors
+as ONNX built from its weights (the same vectors as sentence-transformers, cosine > 0.9999, no torch); vectors
 travel as JSON text when the server has APOC, which costs the client a third of the driver's float packing.
 """
 
@@ -28,17 +28,9 @@ Embedder = Callable[[list[str]], np.ndarray]
 
 
 def default_embedder() -> Embedder:
-    from kgqa.models import encoder
+    from kgqa.models.encoder import embed
 
-    if encoder.model_name() == encoder.DEFAULT_MODEL:
-        try:
-            from kgqa.models.export_encoder import OnnxEncoder
-
-            onnx = OnnxEncoder()
-            return lambda texts: onnx.embed(texts, batch_size=128)
-        except Exception:  # noqa: BLE001 - no export possible here: sentence-transformers does the same job
-            pass
-    return lambda texts: encoder.embed(texts)
+    return lambda texts: embed(texts, batch_size=128)
 
 
 def _as_json(driver: Driver) -> bool:

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, rdf_format, read_triples

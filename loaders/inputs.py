@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 
 COMPRESSED = (".gz", ".bz2")
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 from kgqa.loaders.inputs import open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
 from kgqa.loaders.records import Fact, Issue, Record

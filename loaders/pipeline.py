@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgqa.graph import config
+from kgqa.core import config
+from kgqa.core.errors import KgqaError
 from kgqa.graph.cypher import render
-from kgqa.graph.errors import KgqaError
 from kgqa.loaders import dbpedia, freebase, metaqa
 from kgqa.loaders.embeddings import Embedder, embed_kg
 from kgqa.loaders.inputs import fingerprint

@@ -12,7 +12,7 @@ from itertools import islice
 from pathlib import Path
 
 import pyoxigraph as ox
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import ParseContext
 from kgqa.loaders.records import Issue

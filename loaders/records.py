@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 
 
 class Fact(NamedTuple):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kgqa.core.errors import KgqaError
 from kgqa.graph.cypher import render
-from kgqa.graph.errors import KgqaError
 from neo4j import Driver
 
 CONSTRAINTS = ("kg_name", "entity_key", "relation_key")

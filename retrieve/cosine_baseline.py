@@ -17,11 +17,10 @@ sums are not probabilities, so SubgraphRAG's leaf rule does not apply.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+from kgqa.core.types import Triplet
 from kgqa.graph.cypher import render
-from kgqa.retrieve.evidence import Triplet
 from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, HopPredictor, SubgraphRagRetriever
 from neo4j import Driver, RoutingControl
 
@@ -45,6 +44,9 @@ class CosineRetriever(SubgraphRagRetriever):
         """``hops`` fixes the candidate radius and turns the hop prediction off (as for SubgraphRAG)."""
         super().__init__(driver, hops=hops, max_candidates=max_candidates, hop_predictor=hop_predictor)
 
+    def _check_model(self) -> None:
+        """Untrained: there is no model to check."""
+
     def _scored_rows(
         self, question: str, kg: str, k: int, topic_ids: Sequence[str], vector: np.ndarray, hops: int | None
     ) -> list[tuple[str, str, str, float]]:
@@ -61,14 +63,14 @@ class CosineRetriever(SubgraphRagRetriever):
 
     def _answers_without_hops(
         self, triplets: list[Triplet], scores: list[float], topic_names: list[str]
-    ) -> dict[str, Any]:
+    ) -> tuple[list[str], list[float]]:
         ranked: dict[str, float] = {}
         topics = set(topic_names)
         for (head, _rel, tail), score in zip(triplets, scores, strict=True):
             for name in (head, tail):
                 if name not in topics and name not in ranked:
                     ranked[name] = score
-        return {"answer_candidates": list(ranked), "answer_scores": list(ranked.values())}
+        return list(ranked), list(ranked.values())
 
-    def _metadata(self) -> dict[str, Any]:
-        return {"scorer": "cosine"}
+    def _scorer_name(self) -> str:
+        return "cosine"

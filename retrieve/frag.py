@@ -4,7 +4,7 @@ After Gao et al., "FRAG: A Flexible Modular Framework for Retrieval-Augmented Ge
 Graphs" (2025):
 
 1. **Reasoning-aware**: a query-only classifier says *simple* (at most 2 hops) or *complex*
-   (:mod:`kgqa.training.question_classifiers`; "complex" when it cannot be loaded).
+   (:mod:`kgqa.models.question_classifiers`; "complex" when none is installed, which the trace says).
 2. **Preprocessing**, inside the database (``cypher_templates/frag/``): the 2-hop (simple) or 4-hop (complex)
    neighbourhood of the topic entities (the ``kgqa.frag.neighbourhood`` procedure). When it holds more than
    ``keep_nodes`` nodes it is projected into GDS (a uniquely named Cypher-aggregation projection) and pruned
@@ -26,15 +26,14 @@ Graphs" (2025):
 Extension beyond the paper: the project's classifier also predicts the exact hop count, and paths of that
 length rank first (``FragConfig.hop_count_ranges``).
 
-The evidence carries the paths (``evidence.paths``), their triplets deduplicated in path order, and
-``metadata``: ``answer_candidates`` (path end entities in rank order), ``answer_scores``, ``path_scores``,
-``hop_range`` (+ ``hops_predicted``), the relation scores, and sizes of each stage; ``latency_ms`` has
+The evidence carries the paths (``paths``, with ``path_scores``), their triplets deduplicated in path order,
+and the path end entities in rank order as ``answer_candidates`` (with ``answer_scores``); its
+:class:`FragTrace` has the hop range, the relation scores and the size of each stage, and ``latency_ms`` the
 per-stage timings.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import re
 import threading
@@ -42,21 +41,24 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
+from kgqa.core.errors import ModelMissing
+from kgqa.core.text import BRACKET
+from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
+from kgqa.models import registry
+from kgqa.models.encoder import embed
 from kgqa.retrieve.base import Retriever
-from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 from neo4j import Driver
 
 HopRange = Literal["simple", "complex"]
 PROJECTION_PREFIX = "kgqa_frag_"
 _log = logging.getLogger(__name__)
 Step = tuple[str, bool]  # (relation name, True when walked along the stored direction)
-_BRACKET = re.compile(r"\[([^\[\]]+)\]")
 # Words that never name a relation; every other word of the question may ("director", "released", "tags").
 _FUNCTION_WORDS = frozenset(
     "a an the of in on at to for from by with as is are was were be been being do does did what which who "
@@ -88,46 +90,42 @@ class FragConfig:
     hop_count_ranges: tuple[str, ...] = ("simple", "complex")
 
 
+@dataclass
+class FragTrace(MethodTrace):
+    hop_range: str
+    hop_range_source: str  # "classifier", "given", or "fallback (...)": why complex was assumed
+    hops_predicted: int | None
+    config: dict[str, Any]
+    neighbourhood_nodes: int = 0
+    ppr_pruned: bool = False
+    projected_relationships: int = 0
+    kept_nodes: int = 0
+    kept_edges: int = 0
+    candidate_paths: int = 0
+    relation_scores: dict[str, float] = field(default_factory=dict)
+
+
 # --- the hop-range classifier -------------------------------------------------------------------------------
 
 HopPredictor = Callable[[str, Sequence[str]], tuple[HopRange, int | None]]
 
 
-def default_hop_predictor() -> HopPredictor | None:
-    """The project's query-only hop classifier, or None when it cannot be loaded."""
-    try:
-        module = importlib.import_module("kgqa.training.question_classifiers")
-    except ImportError:
-        return None
-    if hasattr(module, "load_or_train_hop_classifier"):
-        classifier = module.load_or_train_hop_classifier()
+def classifier_hop_predictor() -> HopPredictor:
+    """The project's query-only hop classifier; ModelMissing when none is installed."""
+    classifiers = registry.question_classifiers()
 
-        def predict_simple(question: str, spans: Sequence[str]) -> tuple[HopRange, int | None]:
-            return _as_range(classifier.predict(question)), None
+    def predict(question: str, spans: Sequence[str]) -> tuple[HopRange, int | None]:
+        prediction = classifiers.predict_hops(question, list(spans))
+        return prediction.hop_range, int(prediction.hops)
 
-        return predict_simple
-    if hasattr(module, "predict_hop_range"):
-        predict_hop_range = module.predict_hop_range
-
-        def predict(question: str, spans: Sequence[str]) -> tuple[HopRange, int | None]:
-            prediction = predict_hop_range(question, list(spans))
-            return _as_range(prediction.hop_range), int(prediction.hops)
-
-        return predict
-    return None
-
-
-def _as_range(value: object) -> HopRange:
-    return "simple" if str(value) == "simple" else "complex"
+    return predict
 
 
 # --- embeddings (question, relations, relation chains) ------------------------------------------------------
 
 
 def _embed(texts: Sequence[str]) -> np.ndarray:
-    from kgqa.models.export_encoder import embed_light
-
-    return embed_light(texts)
+    return embed(texts)
 
 
 class _ChainCache:
@@ -174,7 +172,7 @@ def relation_embeddings(driver: Driver, kg: str) -> tuple[list[str], np.ndarray]
 def relation_query(question: str, topic_entities: Sequence[LinkedEntity]) -> str:
     """The question without its topic entities: what is left asks for relations ("who directed the films
     starred in"), and the entity's own words would only pull the similarity towards unrelated relations."""
-    text = _BRACKET.sub(" ", question)
+    text = BRACKET.sub(" ", question)
     if text == question:
         for entity in sorted(topic_entities, key=lambda e: -len(e.span or e.name)):
             span = entity.span or entity.name
@@ -315,12 +313,18 @@ class FragRetriever(Retriever):
         hop_range: HopRange | None = None,
     ) -> None:
         """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by
-        default the project's classifier, loaded on first use."""
+        default the project's classifier. Without an installed classifier every question is complex (the
+        paper's fallback when it cannot tell), and the trace says so."""
         super().__init__(driver)
         self.config = config or FragConfig()
-        self._hop_predictor = hop_predictor
         self._hop_range = hop_range
-        self._predictor_loaded = hop_predictor is not None
+        self._no_predictor = ""
+        if hop_predictor is None and hop_range is None:
+            try:
+                hop_predictor = classifier_hop_predictor()
+            except ModelMissing as missing:
+                self._no_predictor = f"fallback ({missing})"
+        self._hop_predictor = hop_predictor
 
     # hop range ---------------------------------------------------------------------------------------------
 
@@ -330,45 +334,31 @@ class FragRetriever(Retriever):
         """(hop range, where it came from, predicted hop count if the classifier gives one)."""
         if self._hop_range is not None:
             return self._hop_range, "given", None
-        if not self._predictor_loaded:
-            try:
-                self._hop_predictor = default_hop_predictor()
-            except Exception:  # noqa: BLE001 - a missing model must not break retrieval
-                self._hop_predictor = None
-            self._predictor_loaded = True
         if self._hop_predictor is None:
-            return "complex", "fallback", None
-        try:
-            spans = [e.span or e.name for e in topic_entities]
-            hop_range, hops = self._hop_predictor(question, spans)
-        except Exception:  # noqa: BLE001
-            return "complex", "fallback", None
+            return "complex", self._no_predictor, None
+        spans = [e.span or e.name for e in topic_entities]
+        hop_range, hops = self._hop_predictor(question, spans)
         return hop_range, "classifier", hops
 
     # search ------------------------------------------------------------------------------------------------
 
-    def _search(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
+    def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         cfg = self.config
         timings: dict[str, float] = {}
         began = time.perf_counter()
-        evidence = Evidence(
-            question=question, method=self.name, kg=kg, topic_entities=list(topic_entities), triplets=[]
-        )
         hop_range, source, hops_predicted = self.predict_hop_range(question, topic_entities)
-        evidence.metadata.update({"hop_range": hop_range, "hop_range_source": source, "config": asdict(cfg)})
-        if hops_predicted is not None:
-            evidence.metadata["hops_predicted"] = hops_predicted
+        trace = FragTrace(hop_range, source, hops_predicted, asdict(cfg))
+        evidence = Evidence(question, self.name, kg, list(topic_entities), trace=trace)
         timings["frag_classify"] = _ms(began)
         if not topic_entities:
-            evidence.metadata["reason"] = "no topic entity"
+            evidence.reason = "no topic entity"
             evidence.latency_ms.update(timings)
             return evidence
 
         hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
         mark = time.perf_counter()
-        sub, stats = self._subgraph(kg, [e.id for e in topic_entities], hops)
+        sub = self._subgraph(kg, [e.id for e in topic_entities], hops, trace)
         timings["frag_subgraph"] = _ms(mark)
-        evidence.metadata.update(stats)
 
         mark = time.perf_counter()
         query = relation_query(question, topic_entities)
@@ -384,7 +374,7 @@ class FragRetriever(Retriever):
         else:
             paths = _shortest_paths(sub, sources, hops, allowed, cfg.max_paths)
         timings["frag_paths"] = _ms(mark)
-        evidence.metadata["candidate_paths"] = len(paths)
+        trace.candidate_paths = len(paths)
 
         mark = time.perf_counter()
         prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
@@ -403,18 +393,14 @@ class FragRetriever(Retriever):
                 seen.setdefault(t, None)
             answers.setdefault(sub.names[nodes[-1]], score)
         evidence.triplets = list(seen)[:k] if k > 0 else list(seen)
-        evidence.metadata.update(
-            {
-                "answer_candidates": list(answers),
-                "answer_scores": list(answers.values()),
-                "path_scores": [score for score, _, _ in kept],
-                "relation_scores": relation_scores,
-            }
-        )
+        evidence.answer_candidates = list(answers)
+        evidence.answer_scores = list(answers.values())
+        evidence.path_scores = [score for score, _, _ in kept]
+        trace.relation_scores = relation_scores
         evidence.latency_ms.update(timings)
         return evidence
 
-    def _subgraph(self, kg: str, topic_ids: list[str], hops: int) -> tuple[_Subgraph, dict[str, Any]]:
+    def _subgraph(self, kg: str, topic_ids: list[str], hops: int, trace: FragTrace) -> _Subgraph:
         """The neighbourhood (frag/neighbourhood), pruned by personalized PageRank (frag/ppr) when too big."""
         cfg = self.config
         graph = projection_name()
@@ -436,11 +422,9 @@ class FragRetriever(Retriever):
         try:
             records, _, _ = self.driver.execute_query(render("frag/neighbourhood"), params)
             row = records[0]
-            stats = {
-                "neighbourhood_nodes": int(row["neighbourhood"]),
-                "ppr_pruned": bool(row["pruned"]),
-                "projected_relationships": int(row["projected_relationships"]),
-            }
+            trace.neighbourhood_nodes = int(row["neighbourhood"])
+            trace.ppr_pruned = bool(row["pruned"])
+            trace.projected_relationships = int(row["projected_relationships"])
             if row["pruned"]:
                 records, _, _ = self.driver.execute_query(render("frag/ppr"), params)
                 row = records[0]
@@ -459,8 +443,8 @@ class FragRetriever(Retriever):
             adjacency[end].append((start, relation, False))
         names = [str(x) for x in row["names"]]
         sub = _Subgraph(ids, names, [bool(x) for x in row["expandable"]], ppr, adjacency)
-        stats.update({"kept_nodes": len(ids), "kept_edges": len(row["edges"])})
-        return sub, stats
+        trace.kept_nodes, trace.kept_edges = len(ids), len(row["edges"])
+        return sub
 
     def _prune_relations(
         self, kg: str, query: str, question_vector: np.ndarray

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from kgqa.core.types import Triplet
 from kgqa.graph.cypher import render
-from kgqa.retrieve.evidence import Triplet
 from neo4j import Driver, RoutingControl
 
 

@@ -1,59 +1,60 @@
-"""SG-RAG (method ``sgrag``): question -> question type -> Cypher template -> subgraphs -> MOT.
+"""SG-RAG (method ``sgrag``): question -> question type -> Cypher path template -> subgraphs -> MOT.
 
-1. A query-text classifier (:mod:`kgqa.training.question_classifiers`) names the MetaQA question type, e.g.
+1. A query-text classifier (:mod:`kgqa.models.question_classifiers`) names the MetaQA question type, e.g.
    ``actor_to_movie_to_director``; the topic entity is masked first so only the wording decides.
-2. That type's template (``cypher_templates/sgrag/<qtype>.cypher.j2``) follows its fixed relation path from
-   the topic entities (``$kg``, ``$topic_ids``) and returns every matched path as ``[head, relation, tail]``
-   triplets in the KG's direction, plus the path's end node. MetaQA semantics: no node of a path after the
-   start is the topic entity. When the best type matches nothing from these entities (say a movie-start type
-   for an actor), the next-best types are tried, up to ``max_types``.
+2. The type's relation path (:func:`kgqa.core.metaqa.qtype_steps`) fills the one path template,
+   ``cypher_templates/sgrag/path.cypher.j2``, which follows it from the topic entities (``$kg``,
+   ``$topic_ids``) and returns every matched path as ``[head, relation, tail]`` triplets in the KG's
+   direction, plus the path's end node. MetaQA semantics: no node of a path after the start is the topic
+   entity. When the best type matches nothing from these entities (say a movie-start type for an actor), the
+   next-best types are tried, up to ``max_types``.
 3. The subgraphs are merged and go through MOT (:func:`kgqa.retrieve.mot.dedup_order`: the in-database
    ``kgqa.triplets.dedupOrder``), so the prompt reads outward from the topic entity.
 
-``metadata["answer_candidates"]`` holds the template's end nodes, most supporting paths first (ties: the order
-the database returned them). ``k`` caps the triplets, but never at the cost of an answer: one supporting path
-per answer is always kept, then further paths are added while they fit.
+The evidence's ``answer_candidates`` are the template's end nodes, most supporting paths first (ties: the
+order the database returned them), and ``hops`` is the type's hop count. ``k`` caps the triplets, but never
+at the cost of an answer: one supporting path per answer is always kept, then further paths while they fit.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from kgqa.graph.cypher import render, template_names
+from kgqa.core.metaqa import qtype_hops, qtype_steps
+from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
+from kgqa.graph.cypher import render
+from kgqa.models import registry
+from kgqa.models.question_classifiers import QtypePrediction, QuestionClassifiers, hop_range
 from kgqa.retrieve.base import Retriever
-from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 from kgqa.retrieve.mot import dedup_order
-from kgqa.training.metaqa_data import BRACKET, qtype_hops
-from kgqa.training.question_classifiers import (
-    QtypePrediction,
-    QuestionClassifiers,
-    hop_range,
-    load_or_train_question_classifiers,
-)
 from neo4j import Driver, RoutingControl
 
-TEMPLATE_DIR = "sgrag"
-DEFAULT_MAX_PATHS = 20_000  # LIMIT guard of the templates, per question
+DEFAULT_MAX_PATHS = 20_000  # LIMIT guard of the template, per question
 DEFAULT_MAX_TYPES = 3  # question types tried, best first, until one matches
+_RELATIONSHIP_TYPE = re.compile(r"^\w+$")
 
 
-@lru_cache(maxsize=1)
-def sgrag_qtypes() -> frozenset[str]:
-    """Question types that have a template (``_``-prefixed files are shared macros)."""
-    prefix = f"{TEMPLATE_DIR}/"
-    return frozenset(
-        n.removeprefix(prefix)
-        for n in template_names()
-        if n.startswith(prefix) and not n.removeprefix(prefix).startswith("_")
-    )
+@dataclass
+class SgragTrace(MethodTrace):
+    qtype: str  # the type whose template gave the evidence (the classifier's best when none matched)
+    qtype_classified: str
+    qtype_score: float
+    qtype_ranked: list[tuple[str, float]]
+    hop_range: str
+    qtypes_tried: list[str] = field(default_factory=list)
+    answer_support: list[int] = field(default_factory=list)  # paths ending at each answer candidate
+    paths_matched: int = 0
+    paths_in_evidence: int = 0
+    paths_truncated: bool = False  # the $max_paths guard was hit
+    k_exceeded_to_keep_answers: bool = False
 
 
 @dataclass
 class TemplateMatch:
-    """What one question-type template returned for the topic entities."""
+    """What one question type's path returned for the topic entities."""
 
     qtype: str
     paths: list[list[Triplet]] = field(default_factory=list)
@@ -61,14 +62,20 @@ class TemplateMatch:
     truncated: bool = False  # the $max_paths guard was hit
 
 
+def path_query(qtype: str) -> str:
+    """The Cypher of ``qtype``'s relation path; a ValueError for anything that is not a MetaQA type."""
+    steps = qtype_steps(qtype)
+    if not all(_RELATIONSHIP_TYPE.match(rel) for rel, _way in steps):  # they become query text
+        raise ValueError(f"question type {qtype!r} has a relation that is not a plain name")
+    return render("sgrag/path", steps=steps)
+
+
 def run_template(
     driver: Driver, qtype: str, kg: str, topic_ids: Sequence[str], max_paths: int = DEFAULT_MAX_PATHS
 ) -> TemplateMatch:
-    """Runs ``cypher_templates/sgrag/<qtype>`` for the topic entity ids."""
-    if qtype not in sgrag_qtypes():
-        raise ValueError(f"no SG-RAG template for question type {qtype!r}")
+    """Follows ``qtype``'s relation path from the topic entity ids."""
     records, _summary, _keys = driver.execute_query(
-        render(f"{TEMPLATE_DIR}/{qtype}"),
+        path_query(qtype),
         {"kg": kg, "topic_ids": list(topic_ids), "max_paths": int(max_paths)},
         routing_=RoutingControl.READ,
     )
@@ -112,34 +119,6 @@ def select_paths(
     return chosen, len(triplets)
 
 
-def entity_ids_by_name(driver: Driver, kg: str, names: Sequence[str]) -> dict[str, str]:
-    """Exact ``(kg, name)`` lookups in one query: name -> Entity id, for the names that exist."""
-    if not names:
-        return {}
-    records, _summary, _keys = driver.execute_query(
-        "UNWIND $names AS name MATCH (e:Entity {kg: $kg, name: name}) RETURN e.name AS name, e.id AS id",
-        {"kg": kg, "names": list(dict.fromkeys(names))},
-        routing_=RoutingControl.READ,
-    )
-    return {str(r["name"]): str(r["id"]) for r in records}
-
-
-def bracket_names(question: str) -> list[str]:
-    return list(dict.fromkeys(m.group(1).strip() for m in BRACKET.finditer(question)))
-
-
-def bracket_topic_entities(
-    driver: Driver, question: str, kg: str, known: dict[str, str] | None = None
-) -> list[LinkedEntity]:
-    """Topic entities from MetaQA ``[brackets]`` by exact name (tests/benchmarks; real linking is elsewhere).
-
-    ``known`` (name -> id, from :func:`entity_ids_by_name`) saves the lookup when names were resolved in bulk.
-    """
-    names = bracket_names(question)
-    found = known if known is not None else entity_ids_by_name(driver, kg, names)
-    return [LinkedEntity(id=found[n], name=n, score=1.0, how="bracket", span=n) for n in names if n in found]
-
-
 class SgragRetriever(Retriever):
     name = "sgrag"
 
@@ -151,55 +130,35 @@ class SgragRetriever(Retriever):
         max_types: int = DEFAULT_MAX_TYPES,
     ) -> None:
         super().__init__(driver)
-        self._classifiers = classifiers
+        self.classifiers = classifiers or registry.question_classifiers()
         self.max_paths = max_paths
         self.max_types = max_types
-
-    @property
-    def classifiers(self) -> QuestionClassifiers:
-        if self._classifiers is None:
-            self._classifiers = load_or_train_question_classifiers()
-        return self._classifiers
 
     def classify(self, question: str, topic_entities: Sequence[LinkedEntity] = ()) -> QtypePrediction:
         texts = [t for e in topic_entities for t in (e.span, e.name) if t]
         return self.classifiers.predict_qtype(question, texts)
 
-    def _search(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
+    def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         began = time.perf_counter()
         prediction = self.classify(question, topic_entities)
         classified = time.perf_counter()
-        metadata: dict[str, object] = {
-            "qtype": prediction.qtype,
-            "hops": prediction.hops,
-            "hop_range": hop_range(prediction.hops),
-            "qtype_classified": prediction.qtype,
-            "qtype_score": prediction.score,
-            "qtype_ranked": [[q, round(s, 4)] for q, s in prediction.ranked],
-            "answer_candidates": [],
-        }
-        evidence = Evidence(
-            question=question,
-            method=self.name,
-            kg=kg,
-            topic_entities=list(topic_entities),
-            triplets=[],
-            metadata=metadata,
+        trace = SgragTrace(
+            qtype=prediction.qtype,
+            qtype_classified=prediction.qtype,
+            qtype_score=prediction.score,
+            qtype_ranked=[(q, round(s, 4)) for q, s in prediction.ranked],
+            hop_range=hop_range(prediction.hops),
         )
+        evidence = Evidence(question, self.name, kg, list(topic_entities), hops=prediction.hops, trace=trace)
         if not topic_entities:
-            metadata["reason"] = "no topic entity was linked"
+            evidence.reason = "no topic entity was linked"
             evidence.latency_ms["classify"] = (classified - began) * 1000
             return evidence
 
         topic_ids = list(dict.fromkeys(e.id for e in topic_entities))
-        tried: list[str] = []
         match = TemplateMatch(prediction.qtype)
-        for qtype, _score in prediction.ranked:
-            if len(tried) >= max(1, self.max_types):
-                break
-            if qtype not in sgrag_qtypes():
-                continue
-            tried.append(qtype)
+        for qtype, _score in prediction.ranked[: max(1, self.max_types)]:
+            trace.qtypes_tried.append(qtype)
             match = run_template(self.driver, qtype, kg, topic_ids, self.max_paths)
             if match.paths:
                 break
@@ -207,33 +166,26 @@ class SgragRetriever(Retriever):
 
         answers, support, first_path = rank_answers(match)
         chosen, _count = select_paths(match, answers, first_path, k)
-        paths = [match.paths[i] for i in chosen]
-        topic_names = list(dict.fromkeys(e.name for e in topic_entities))
-        evidence.triplets = dedup_order(self.driver, (t for p in paths for t in p), topic_names)
-        evidence.paths = paths
+        evidence.paths = [match.paths[i] for i in chosen]
+        evidence.triplets = dedup_order(
+            self.driver, (t for p in evidence.paths for t in p), evidence.topic_names()
+        )
         ordered = time.perf_counter()
 
         total = max(1, len(match.paths))
         used = match.qtype if match.paths else prediction.qtype  # nothing matched: report the classifier's
-        metadata.update(
-            {
-                "qtype": used,
-                "hops": qtype_hops(used),
-                "hop_range": hop_range(qtype_hops(used)),
-                "qtype_classified": prediction.qtype,
-                "qtypes_tried": tried,
-                "template": f"{TEMPLATE_DIR}/{used}",
-                "answer_candidates": answers,
-                "answer_support": support,
-                "answer_scores": [s / total for s in support],
-                "paths_matched": len(match.paths),
-                "paths_in_evidence": len(paths),
-                "paths_truncated": match.truncated,
-                "k_exceeded_to_keep_answers": len(evidence.triplets) > k,
-            }
-        )
+        evidence.answer_candidates = answers
+        evidence.answer_scores = [s / total for s in support]
+        evidence.hops = qtype_hops(used)
+        trace.qtype = used
+        trace.hop_range = hop_range(qtype_hops(used))
+        trace.answer_support = support
+        trace.paths_matched = len(match.paths)
+        trace.paths_in_evidence = len(evidence.paths)
+        trace.paths_truncated = match.truncated
+        trace.k_exceeded_to_keep_answers = len(evidence.triplets) > k
         if not match.paths:
-            metadata["reason"] = f"no path of types {tried} starts at the topic entities"
+            evidence.reason = f"no path of types {trace.qtypes_tried} starts at the topic entities"
         evidence.latency_ms.update(
             {
                 "classify": (classified - began) * 1000,

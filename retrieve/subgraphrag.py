@@ -2,30 +2,33 @@
 
 ``kgqa.subgraphrag.retrieve`` scores every candidate triple around the topic entities with the trained MLP
 (ONNX Runtime Java) over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ DDE] and streams the top K, best first. This
-module only links, embeds the question (light ONNX encoder when exported, else sentence-transformers) and
-shapes the result as ``Evidence``: triplets in score order, deduplicated, plus answer candidates.
+module only embeds the question (the ONNX encoder) and shapes the result as ``Evidence``: triplets in score
+order, deduplicated, and either the predicted hop count (the answerer walks that far) or, without one,
+answer candidates read off the scores by a leaf rule.
 """
 
 from __future__ import annotations
 
 import math
-import re
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from kgqa.core.errors import ModelMissing
+from kgqa.core.text import without_brackets
+from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
-from kgqa.models.export_encoder import embed_light
+from kgqa.graph.kg import resolve_kg
+from kgqa.models import registry
+from kgqa.models.encoder import embed
 from kgqa.retrieve.base import Retriever
-from kgqa.retrieve.evidence import Evidence, LinkedEntity, Triplet
 from neo4j import Driver, RoutingControl
 
 DEFAULT_MODEL = "default"
 DEFAULT_HOPS = 2  # the candidate radius models are trained with; a question predicted deeper widens it
 ANSWER_RELATIVE = 0.5  # answers: candidates scoring at least this share of the best one
-
-_BRACKETS = re.compile(r"[\[\]]")
-_SPACES = re.compile(r"\s+")
 
 RETRIEVE_QUERY = render("subgraphrag/retrieve")
 # KG sources whose questions the project's MetaQA-trained hop classifier understands.
@@ -33,17 +36,19 @@ HOP_CLASSIFIED_SOURCES = ("metaqa",)
 HopPredictor = Callable[[str, Sequence[str]], int | None]
 
 
-def question_text(question: str) -> str:
-    """The text whose embedding is z_q: MetaQA's ``[topic]`` brackets removed, spaces collapsed.
-
-    Training and retrieval both embed this form, so a bracketed and a plain question score alike.
-    """
-    return _SPACES.sub(" ", _BRACKETS.sub(" ", question)).strip()
+@dataclass
+class SubgraphRagTrace(MethodTrace):
+    scorer: str  # the model's name, or "cosine"
+    k: int
+    hops_predicted: int | None  # from the hop classifier, on KGs whose questions it understands
+    hop_source: str  # "classifier", "fixed radius", "model radius", or why the classifier was not used
+    candidate_hops: int | None  # the radius asked of the database (None: the model's own)
 
 
 def embed_question(question: str) -> np.ndarray:
-    """z_q (float32 [384], L2-normalised) of the question in the form training embedded."""
-    return embed_light([question_text(question)])[0]
+    """z_q (float32 [384], L2-normalised) of the question as training embedded it: brackets removed, so a
+    bracketed and a plain question score alike."""
+    return embed([without_brackets(question)])[0]
 
 
 def dedup_scored(rows: Sequence[tuple[str, str, str, float]]) -> tuple[list[Triplet], list[float]]:
@@ -120,8 +125,8 @@ def select_answers(
     names: Sequence[str], values: Sequence[float], relative: float = ANSWER_RELATIVE
 ) -> tuple[list[str], list[float]]:
     """The answer set read off ``answer_candidates``: every candidate within ``relative`` of the best value
-    (at least the best one). The extractive answerer takes ``metadata["answer_candidates"]`` as the answer
-    set, so it gets this, not the whole ranking."""
+    (at least the best one). The extractive answerer takes ``Evidence.answer_candidates`` as the answer set,
+    so it gets this, not the whole ranking."""
     if not names:
         return [], []
     floor = relative * values[0]
@@ -150,30 +155,31 @@ class SubgraphRagRetriever(Retriever):
         self.include_seed = include_seed
         self._hop_predictor = hop_predictor
         self._sources: dict[str, str | None] = {}
+        self._check_model()
 
-    def _predicted_hops(self, question: str, kg: str, spans: Sequence[str]) -> int | None:
-        """The question's hop count from the MetaQA-trained classifier, for MetaQA-shaped KGs only.
+    def _check_model(self) -> None:
+        registry.require_subgraphrag_model(self.model)
+
+    def _predicted_hops(self, question: str, kg: str, spans: Sequence[str]) -> tuple[int | None, str]:
+        """The question's hop count from the MetaQA-trained classifier, for MetaQA-shaped KGs only, and
+        where the radius came from.
 
         It widens the candidate radius past the model's default (3-hop questions need 3 hops) and tells the
         extractive answerer how deep the answers lie; other KGs keep the model's radius and the leaf rule.
         """
         if self.hops is not None:
-            return None
+            return None, "fixed radius"
         if kg not in self._sources:
-            rows = self.driver.execute_query(
-                render("kg/resolve"), kg=kg, routing_=RoutingControl.READ
-            ).records
-            self._sources[kg] = str(rows[0]["source"]) if rows else None
+            self._sources[kg] = resolve_kg(self.driver, kg).source
         if self._sources[kg] not in HOP_CLASSIFIED_SOURCES:
-            return None
+            return None, "model radius"
         if self._hop_predictor is None:
-            from kgqa.training.question_classifiers import predict_hop_range
-
-            self._hop_predictor = lambda q, entity_texts: int(predict_hop_range(q, entity_texts).hops)
-        try:
-            return self._hop_predictor(question, spans)
-        except (OSError, ValueError, RuntimeError):  # no classifier here: the model's radius, the leaf rule
-            return None
+            try:
+                classifiers = registry.question_classifiers()
+            except ModelMissing as missing:  # the paper's method has no classifier: its radius and leaf rule
+                return None, f"model radius ({missing})"
+            self._hop_predictor = lambda q, entity_texts: int(classifiers.predict_hops(q, entity_texts).hops)
+        return self._hop_predictor(question, spans), "classifier"
 
     def config(
         self, kg: str, k: int, topic_ids: Sequence[str], question_vector: np.ndarray
@@ -202,56 +208,52 @@ class SubgraphRagRetriever(Retriever):
         if hops is not None:
             config["hops"] = hops
         records, _summary, _keys = self.driver.execute_query(
-            RETRIEVE_QUERY, question=question_text(question), config=config, routing_=RoutingControl.READ
+            RETRIEVE_QUERY, question=without_brackets(question), config=config, routing_=RoutingControl.READ
         )
         return [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
 
     def _answers_without_hops(
         self, triplets: list[Triplet], scores: list[float], topic_names: list[str]
-    ) -> dict[str, Any]:
+    ) -> tuple[list[str], list[float]]:
         """Answer candidates when no hop count is known: the leaf rule over the scorer's probabilities."""
         ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
-        candidates, candidate_scores = select_answers(ranked, ranked_scores)
-        return {"answer_candidates": candidates, "answer_scores": candidate_scores}
+        return select_answers(ranked, ranked_scores)
 
-    def _metadata(self) -> dict[str, Any]:
-        return {"model": self.model}
+    def _scorer_name(self) -> str:
+        return self.model
 
-    def _search(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
-        import time
-
+    def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         began = time.perf_counter()
         vector = embed_question(question)
         embedded = time.perf_counter()
         rows: list[tuple[str, str, str, float]] = []
-        predicted = None
+        predicted, source = None, "no topic entity"
+        wider = None
         if topic_entities:
-            predicted = self._predicted_hops(question, kg, [e.span or e.name for e in topic_entities])
+            predicted, source = self._predicted_hops(question, kg, [e.span or e.name for e in topic_entities])
             wider = predicted if predicted is not None and predicted > DEFAULT_HOPS else None
             rows = self._scored_rows(question, kg, k, [e.id for e in topic_entities], vector, wider)
         scored = time.perf_counter()
         triplets, scores = dedup_scored(rows)
-        topic_names = [e.name for e in topic_entities]
-        if predicted is not None:
-            # The answerer walks exactly `predicted` hops from the topic over the scored triplets.
-            answer_hints: dict[str, Any] = {"hops": predicted, "hops_predicted": predicted}
-        else:
-            answer_hints = self._answers_without_hops(triplets, scores, topic_names)
-        return Evidence(
-            question=question,
-            method=self.name,
-            kg=kg,
-            topic_entities=topic_entities,
+        evidence = Evidence(
+            question,
+            self.name,
+            kg,
+            list(topic_entities),
             triplets=triplets,
             scores=scores,
-            metadata={
-                **self._metadata(),
-                "k": k,
-                **answer_hints,
-                **({"candidate_hops": self.hops} if self.hops is not None else {}),
-            },
+            trace=SubgraphRagTrace(self._scorer_name(), k, predicted, source, wider or self.hops),
             latency_ms={
                 "question_embedding": (embedded - began) * 1000,
                 "in_db_scoring": (scored - embedded) * 1000,
             },
         )
+        if predicted is not None:
+            evidence.hops = predicted  # the answerer walks exactly that many hops over the scored triplets
+        else:
+            evidence.answer_candidates, evidence.answer_scores = self._answers_without_hops(
+                triplets, scores, evidence.topic_names()
+            )
+        if not topic_entities:
+            evidence.reason = "no topic entity was linked"
+        return evidence

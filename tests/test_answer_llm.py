@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from kgqa.answer import NO_EVIDENCE, answer
 from kgqa.answer.llm import LLMAnswerer, LLMConfig
-from kgqa.graph.errors import KgqaError
-from kgqa.retrieve.evidence import Evidence, LinkedEntity
+from kgqa.core.errors import KgqaError
+from kgqa.core.types import Evidence, LinkedEntity
 
 TRIPLETS = [
     ("Film A", "starred_actors", "Lee Pace"),

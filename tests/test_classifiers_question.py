@@ -6,15 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from kgqa.training.question_classifiers import (
+from kgqa.core.errors import ModelMissing
+from kgqa.models import registry
+from kgqa.models.question_classifiers import (
     PLACEHOLDER,
     QuestionClassifiers,
     hop_range,
-    load_or_train_question_classifiers,
     load_question_classifiers,
     mask_question,
-    train_question_classifiers,
 )
+from kgqa.training.question_classifiers import train_question_classifiers
 
 
 def test_mask_question() -> None:
@@ -31,9 +32,23 @@ def test_hop_range() -> None:
 
 
 @pytest.fixture(scope="module")
-def classifiers(neo4j_env, shared_data: Path) -> QuestionClassifiers:  # type: ignore[no-untyped-def]
-    del neo4j_env, shared_data  # KGQA_HOME is the test home: trained there once, then loaded
-    return load_or_train_question_classifiers()
+def classifiers(question_classifiers: Path) -> QuestionClassifiers:
+    del question_classifiers  # installed in the test home by the session fixture
+    return registry.question_classifiers()
+
+
+def test_a_missing_model_is_one_line_naming_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KGQA_HOME", str(tmp_path))
+    with pytest.raises(ModelMissing) as info:
+        registry.question_classifiers()
+    message = str(info.value)
+    assert "`kgqa train classifiers`" in message and str(tmp_path) in message and "\n" not in message
+    (tmp_path / "models" / "question_classifiers").mkdir(parents=True)
+    (tmp_path / "models" / "question_classifiers" / "metadata.json").write_text('{"format_version": 0}')
+    with pytest.raises(ModelMissing, match="no usable question classifier"):
+        registry.question_classifiers()
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
-"""The exported ONNX encoder (Python side) against sentence-transformers: same tokens, same vectors.
+"""The installed ONNX encoder (Python side) against sentence-transformers: same tokens, same vectors.
 
-`kgqa ask` embeds questions with OnnxEncoder (onnxruntime + tokenizers, no torch); the loader stored entity
-embeddings with sentence-transformers. These must agree, or the cosine scores of every retriever drift.
+`kgqa ask` and the loader embed with OnnxEncoder (onnxruntime + tokenizers, no torch) on the encoder built
+into the kgqa home; published embeddings of all-MiniLM-L6-v2 come from sentence-transformers. These must
+agree, or the cosine scores of every retriever drift. (tests/test_encoder_build.py checks the builder.)
 """
 
 from __future__ import annotations
@@ -59,34 +60,37 @@ def metaqa_names(limit: int = 1000) -> list[str]:
 
 @pytest.fixture(scope="module")
 def export_dir() -> Path:
-    from kgqa.models.export_encoder import ensure_encoder_exported
+    from kgqa.models.encoder import ensure_encoder
 
-    # The test home keeps the export between sessions (exporting takes ~45 s);
-    # the in-DB test reads the same one.
-    return ensure_encoder_exported(TEST_HOME)
+    # The test home keeps the build between sessions; the in-DB test reads the same one.
+    return ensure_encoder(TEST_HOME)
 
 
 @pytest.fixture(scope="module")
 def reference():  # type: ignore[no-untyped-def]
-    from kgqa.models.encoder import _sentence_transformer
+    import os
 
-    return _sentence_transformer("all-MiniLM-L6-v2")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from kgqa.models.encoder import source_dir
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(source_dir()), device="cpu")
 
 
-def test_export_is_complete_and_idempotent(export_dir: Path) -> None:
-    from kgqa.models.export_encoder import ensure_encoder_exported
+def test_build_is_complete_and_idempotent(export_dir: Path) -> None:
+    from kgqa.models.encoder import ensure_encoder
 
     meta = json.loads((export_dir / "encoder.json").read_text())
     assert meta["dimension"] == 384 and meta["max_seq_length"] == 256
     assert meta["inputs"] == ["input_ids", "attention_mask", "token_type_ids"]
     assert meta["output"] == "last_hidden_state"
     before = (export_dir / "model.onnx").stat().st_mtime_ns
-    assert ensure_encoder_exported(export_dir.parent.parent.parent) == export_dir
-    assert (export_dir / "model.onnx").stat().st_mtime_ns == before, "a second call must not export again"
+    assert ensure_encoder(export_dir.parent.parent.parent) == export_dir
+    assert (export_dir / "model.onnx").stat().st_mtime_ns == before, "a second call must not build again"
 
 
 def test_tokens_match_sentence_transformers(export_dir: Path, reference) -> None:  # type: ignore[no-untyped-def]
-    from kgqa.models.export_encoder import OnnxEncoder
+    from kgqa.models.encoder import OnnxEncoder
 
     encoder = OnnxEncoder(export_dir)
     for text in TRICKY:
@@ -97,7 +101,7 @@ def test_tokens_match_sentence_transformers(export_dir: Path, reference) -> None
 
 
 def test_vectors_match_sentence_transformers(export_dir: Path, reference) -> None:  # type: ignore[no-untyped-def]
-    from kgqa.models.export_encoder import OnnxEncoder
+    from kgqa.models.encoder import OnnxEncoder
 
     texts = TRICKY + metaqa_names(1000)
     ours = OnnxEncoder(export_dir).embed(texts)
@@ -115,7 +119,7 @@ def test_vectors_match_sentence_transformers(export_dir: Path, reference) -> Non
 
 
 def test_batching_does_not_change_results(export_dir: Path) -> None:
-    from kgqa.models.export_encoder import OnnxEncoder
+    from kgqa.models.encoder import OnnxEncoder
 
     encoder = OnnxEncoder(export_dir)
     texts = ["a", "a much longer sentence about the films of William Dieterle", "Kismet"]

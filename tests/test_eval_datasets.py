@@ -56,7 +56,7 @@ def test_webqsp_and_cwq_test_files(shared_data: Path) -> None:
 
 
 def test_only_metaqa_has_a_dev_split_and_hops(shared_data: Path) -> None:
-    from kgqa.graph.errors import KgqaError
+    from kgqa.core.errors import KgqaError
 
     with pytest.raises(KgqaError, match="no 'dev' split"):
         load_dataset("cwq", "dev", shared_data / "cwq")

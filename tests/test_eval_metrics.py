@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgqa.evaluation.adapter import make_answer_fn
+from kgqa.core.errors import KgqaError
 from kgqa.evaluation.datasets import load_dataset, sample_indices, split_limit
 from kgqa.evaluation.metrics import (
     aggregate,
@@ -26,7 +26,6 @@ from kgqa.evaluation.metrics import (
 )
 from kgqa.evaluation.report import summarize
 from kgqa.evaluation.runner import EvalConfig, build_record, in_order, read_jsonl, run_eval
-from kgqa.graph.errors import KgqaError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 MINI_METAQA = FIXTURES / "metaqa"
@@ -204,9 +203,9 @@ def check(actual: dict[str, Any], expected: dict[str, Any]) -> None:
 def fixture_records() -> list[dict[str, Any]]:
     """Records as the runner writes them, built straight from the fixture (no retriever in between)."""
     from kgqa.answer.base import Answer
-    from kgqa.evaluation.adapter import Answered
+    from kgqa.core.types import Evidence
     from kgqa.evaluation.datasets import EvalQuestion
-    from kgqa.retrieve.evidence import Evidence
+    from kgqa.qa.answering import Result
 
     records = []
     for case in CASES:
@@ -225,10 +224,11 @@ def fixture_records() -> list[dict[str, Any]]:
         else:
             triplets = [(h, r, t) for h, r, t in case["triplets"]]
             ev = Evidence(case["question"], "fixture", "mini", [], triplets)
-            answered = Answered(
+            answered = Result(
                 ev,
                 Answer(case["predicted"], [1.0] * len(case["predicted"])),
                 {k: float(v) for k, v in case["latency_ms"].items()},
+                None,
             )
             record = build_record(q, gold, answered)
         records.append(record)
@@ -374,8 +374,12 @@ def _run(tmp_path: Path, chart: bool = False, **overrides: Any) -> dict[str, Any
         chart=chart,
         **overrides,
     )
-    answer_fn = make_answer_fn(None, REPLAY, "mini", "none", 100)
-    return run_eval(config, answer_fn=answer_fn)
+    from kgqa.qa.answering import QuestionAnswerer
+
+    from tests.fixtures.eval.replay import bracket_linker
+
+    answerer = QuestionAnswerer(None, REPLAY, kg="mini", linker=bracket_linker)
+    return run_eval(config, answerer=answerer)
 
 
 def test_run_eval_on_the_fixture_reports_the_hand_computed_numbers(tmp_path: Path) -> None:
@@ -385,11 +389,12 @@ def test_run_eval_on_the_fixture_reports_the_hand_computed_numbers(tmp_path: Pat
         check(report["by_hops"][hop], want)
     assert (report["n_questions"], report["n_done"], report["n_errors"]) == (5, 5, 1)
     assert report["complete"] is True
-    for stage in ("linking", "retrieval"):  # replayed from the fixture; answering/total are measured
+    for stage in ("linking", "retrieval"):  # replayed from the fixture as sub-stages; the rest is measured
         p50, p95, top, mean = EXPECTED_LATENCY[stage]
-        got = report["latency_ms"][stage]
+        got = report["latency_ms"][f"replayed_{stage}"]
         assert (got["p50"], got["p95"], got["max"]) == (approx(p50), approx(p95), approx(top))
     assert report["latency_ms"]["total"]["n"] == 4
+    assert all(report["latency_ms"][stage]["n"] == 4 for stage in ("linking", "retrieval", "answering"))
     assert report["seeds"]["seed"] == 0 and report["versions"]["python"]
     assert report["versions"]["packages"]["neo4j"]
     header, records = read_jsonl(tmp_path / "run.jsonl")

@@ -6,9 +6,11 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from kgqa.core.types import Evidence
+from kgqa.loaders.schema import await_indexes, ensure_schema
 from kgqa.retrieve import frag
-from kgqa.retrieve.evidence import Evidence
-from kgqa.retrieve.frag import FragConfig, FragRetriever
+from kgqa.retrieve.frag import FragConfig, FragRetriever, FragTrace
+from kgqa.retrieve.linking import link_entities
 from neo4j import Driver
 
 TRIPLES = [
@@ -29,8 +31,10 @@ TRIPLES = [
 
 @pytest.fixture(scope="module")
 def tiny_kg(driver: Driver) -> Iterator[str]:
-    from kgqa.models.encoder import embed
+    from kgqa.models.encoder import DIMENSIONS, embed
 
+    ensure_schema(driver, DIMENSIONS)  # the linker reads the full-text index, on a fresh database too
+    await_indexes(driver)
     kg = f"frag_test_{uuid.uuid4().hex[:12]}"
     relations = sorted({r for _, r, _ in TRIPLES})
     vectors = embed([r.replace("_", " ") for r in relations])
@@ -38,6 +42,8 @@ def tiny_kg(driver: Driver) -> Iterator[str]:
     driver.execute_query(
         "UNWIND $names AS name CREATE (:Entity {kg: $kg, id: name, name: name})", kg=kg, names=names
     )
+    # a loaded KG has its :KG node (the linker and the retrievers only answer for loaded KGs)
+    driver.execute_query("CREATE (:KG {name: $kg, source: 'test', status: 'complete'})", kg=kg)
     for relation in relations:  # one relationship type per query: types cannot be parameters
         rows = [{"h": h, "t": t} for h, r, t in TRIPLES if r == relation]
         driver.execute_query(
@@ -54,10 +60,21 @@ def tiny_kg(driver: Driver) -> Iterator[str]:
     )
     yield kg
     driver.execute_query("MATCH (n) WHERE (n:Entity OR n:Relation) AND n.kg = $kg DETACH DELETE n", kg=kg)
+    driver.execute_query("MATCH (k:KG {name: $kg}) DELETE k", kg=kg)
 
 
 def fixed(hop_range: str, hops: int):  # type: ignore[no-untyped-def]
     return lambda question, spans: (hop_range, hops)
+
+
+def ask(retriever: FragRetriever, question: str, kg: str) -> Evidence:
+    """Links as `kgqa ask` does, then retrieves."""
+    return retriever.retrieve(question, kg, 100, link_entities(retriever.driver, question, kg))
+
+
+def trace(evidence: Evidence) -> FragTrace:
+    assert isinstance(evidence.trace, FragTrace)
+    return evidence.trace
 
 
 def _projections(driver: Driver, name: str) -> int:
@@ -74,24 +91,24 @@ def _check_shape(evidence: Evidence) -> None:
     for path in evidence.paths:
         assert path and all(len(t) == 3 for t in path)
     topics = {e.name for e in evidence.topic_entities}
-    assert not topics & set(evidence.metadata["answer_candidates"])
+    assert not topics & set(evidence.answer_candidates)
 
 
 def test_one_hop_question(driver: Driver, tiny_kg: str) -> None:
     retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
-    evidence = retriever.retrieve("who directed [Alpha Film]", tiny_kg)
+    evidence = ask(retriever, "who directed [Alpha Film]", tiny_kg)
     _check_shape(evidence)
-    assert evidence.metadata["hop_range"] == "simple"
-    assert evidence.metadata["answer_candidates"][0] == "Dan Director"
+    assert trace(evidence).hop_range == "simple"
+    assert evidence.answer_candidates[0] == "Dan Director"
     assert evidence.paths[0] == [("Alpha Film", "directed_by", "Dan Director")]
-    assert evidence.metadata["ppr_pruned"] is False
+    assert trace(evidence).ppr_pruned is False
 
 
 def test_two_hop_question_never_walks_back_through_the_topic(driver: Driver, tiny_kg: str) -> None:
     retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
-    evidence = retriever.retrieve("who directed the films [Ann Actor] starred in", tiny_kg)
+    evidence = ask(retriever, "who directed the films [Ann Actor] starred in", tiny_kg)
     _check_shape(evidence)
-    assert evidence.metadata["answer_candidates"][0] == "Dan Director"  # directed both of her films
+    assert evidence.answer_candidates[0] == "Dan Director"  # directed both of her films
     for path in evidence.paths:
         heads_and_tails = [x for h, _, t in path for x in (h, t)]
         assert heads_and_tails.count("Ann Actor") == 1
@@ -102,10 +119,10 @@ def test_complex_keeps_one_shortest_path_per_node(driver: Driver, tiny_kg: str) 
     config = FragConfig(keep_paths=100)
     retriever = FragRetriever(driver, config, hop_predictor=fixed("complex", 3))
     question = "what year were the films with the actors of [Alpha Film] released"
-    evidence = retriever.retrieve(question, tiny_kg)
+    evidence = ask(retriever, question, tiny_kg)
     _check_shape(evidence)
     ends = [path[-1] for path in evidence.paths]
-    assert len(evidence.metadata["answer_candidates"]) == len(evidence.paths)
+    assert len(evidence.answer_candidates) == len(evidence.paths)
     assert len(ends) == len(evidence.paths)
     reached = set(evidence.entities()) - {"Alpha Film"}
     assert {"Bob Actor", "Gamma Film"} <= reached  # 3 and 4 hops away
@@ -119,10 +136,10 @@ def test_ppr_pruning_and_projection_dropped(
     name = f"kgqa_frag_test_{uuid.uuid4().hex}"
     monkeypatch.setattr(frag, "projection_name", lambda: name)
     retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
-    evidence = retriever.retrieve("who starred in films directed by the director of [Alpha Film]", tiny_kg)
-    assert evidence.metadata["ppr_pruned"] is True
-    assert evidence.metadata["kept_nodes"] == 4
-    assert evidence.metadata["neighbourhood_nodes"] > 4
+    evidence = ask(retriever, "who starred in films directed by the director of [Alpha Film]", tiny_kg)
+    assert trace(evidence).ppr_pruned is True
+    assert trace(evidence).kept_nodes == 4
+    assert trace(evidence).neighbourhood_nodes > 4
     assert _projections(driver, name) == 0
 
 
@@ -139,28 +156,25 @@ def test_projection_dropped_when_pagerank_fails(
     monkeypatch.setattr(frag, "render", failing)
     retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
     with pytest.raises(Exception, match="(?i)divide|zero"):
-        retriever.retrieve("who starred in films directed by the director of [Alpha Film]", tiny_kg)
+        ask(retriever, "who starred in films directed by the director of [Alpha Film]", tiny_kg)
     assert _projections(driver, name) == 0
 
 
 def test_no_topic_entity(driver: Driver, tiny_kg: str) -> None:
     retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
-    evidence = retriever.retrieve("who directed Xqzvbn Plorkwisty", tiny_kg)
+    evidence = ask(retriever, "who directed Xqzvbn Plorkwisty", tiny_kg)
     assert evidence.is_empty and evidence.paths == [] and evidence.topic_entities == []
-    assert evidence.metadata["reason"] == "no topic entity"
+    assert evidence.reason == "no topic entity"
 
 
 def test_missing_classifier_falls_back_to_complex(
-    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch
+    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
-    def missing(name: str) -> object:
-        raise ImportError(name)
-
-    monkeypatch.setattr(frag.importlib, "import_module", missing)
-    evidence = FragRetriever(driver).retrieve("who directed [Alpha Film]", tiny_kg)
-    assert evidence.metadata["hop_range"] == "complex"
-    assert evidence.metadata["hop_range_source"] == "fallback"
-    assert "Dan Director" in evidence.metadata["answer_candidates"]
+    monkeypatch.setenv("KGQA_HOME", str(tmp_path))  # a home where nothing was trained
+    evidence = ask(FragRetriever(driver), "who directed [Alpha Film]", tiny_kg)
+    assert trace(evidence).hop_range == "complex"
+    assert trace(evidence).hop_range_source.startswith("fallback (no question classifier is installed")
+    assert "Dan Director" in evidence.answer_candidates
 
 
 def test_injection_text_in_the_question(driver: Driver, tiny_kg: str) -> None:
@@ -179,6 +193,6 @@ def test_injection_text_in_the_question(driver: Driver, tiny_kg: str) -> None:
         "who directed Alpha Film'}) DETACH DELETE n RETURN {x: 1} //",
         "[Ann Actor] ${kg} {{ hops }} `directed_by` DETACH DELETE",
     ]:
-        evidence = retriever.retrieve(question, tiny_kg)
+        evidence = ask(retriever, question, tiny_kg)
         assert isinstance(evidence, Evidence)
     assert counts() == before

@@ -1,20 +1,18 @@
-"""Entity linking against the real MetaQA KG: brackets, free text, typos, unknown names, injection text."""
+"""Entity linking (the in-database kgqa.link.entities, through kgqa.retrieve.linking) against the real MetaQA
+KG: brackets, free text, typos, unknown names, injection text. The linker's pieces are unit-tested in JUnit
+(procedures/src/test/java/io/kgqa/procedures/linking)."""
 
 from __future__ import annotations
 
 import pytest
 from kgqa.retrieve.linking import link_entities
+from neo4j.exceptions import ClientError
 
 KG = "metaqa"
 
 
 @pytest.fixture(scope="module")
-def metaqa(driver):  # type: ignore[no-untyped-def]
-    records, _, _ = driver.execute_query("MATCH (k:KG {name: $kg}) RETURN k.status AS status", kg=KG)
-    if not records or records[0]["status"] != "complete":
-        pytest.skip(
-            "the MetaQA KG is not loaded in the test server (kgqa load metaqa --path ../shared/data/metaqa)"
-        )
+def metaqa(driver, metaqa_kg):  # type: ignore[no-untyped-def]
     return driver
 
 
@@ -66,9 +64,10 @@ def test_unknown_entity_gives_nothing(metaqa) -> None:  # type: ignore[no-untype
     assert link_entities(metaqa, "what is the", KG) == []
 
 
-def test_results_are_scoped_to_the_kg(metaqa) -> None:  # type: ignore[no-untyped-def]
-    assert link_entities(metaqa, "who directed [Lee Pace]", "no_such_kg_for_linking") == []
-    assert link_entities(metaqa, "what films did Lee Pace star in", "no_such_kg_for_linking") == []
+def test_an_unknown_kg_is_a_clear_error(metaqa) -> None:  # type: ignore[no-untyped-def]
+    for question in ("who directed [Lee Pace]", "what films did Lee Pace star in"):
+        with pytest.raises(ClientError, match="config.kg: no knowledge graph named 'no_such_kg_for_linking'"):
+            link_entities(metaqa, question, "no_such_kg_for_linking")
 
 
 INJECTIONS = [

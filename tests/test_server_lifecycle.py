@@ -140,7 +140,7 @@ def test_external_server_env_is_used(neo4j_env: dict[str, str]) -> None:
 
 
 def test_embedding_cache_size_reaches_the_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kgqa.graph.errors import KgqaError
+    from kgqa.core.errors import KgqaError
     from kgqa.graph.server import ManagedServer
 
     server = ManagedServer(home=tmp_path, port=7999)

@@ -15,14 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kgqa.retrieve.evidence import LinkedEntity
-from kgqa.retrieve.sgrag import (
-    SgragRetriever,
-    bracket_topic_entities,
-    rank_answers,
-    run_template,
-    select_paths,
-)
+from kgqa.core.types import LinkedEntity
+from kgqa.retrieve.linking import link_entities
+from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace, rank_answers, run_template, select_paths
 
 KG = "test_sgrag"
 OTHER_KG = "test_sgrag_other"
@@ -61,6 +56,8 @@ def tiny_kg(driver) -> Iterator[str]:  # type: ignore[no-untyped-def]
     for kg, triples in ((KG, TRIPLES), (OTHER_KG, OTHER_TRIPLES)):
         _delete(driver, kg)
         driver.execute_query(CREATE, {"kg": kg, "triples": [list(t) for t in triples]})
+        # a loaded KG has its :KG node (the linker and the retrievers only answer for loaded KGs)
+        driver.execute_query("CREATE (:KG {name: $kg, source: 'test', status: 'complete'})", {"kg": kg})
     yield KG
     for kg in (KG, OTHER_KG):
         _delete(driver, kg)
@@ -112,8 +109,9 @@ def test_max_paths_guard(driver, tiny_kg: str) -> None:  # type: ignore[no-untyp
 
 
 def test_unknown_type_is_refused(driver) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(ValueError, match="no SG-RAG template"):
-        run_template(driver, "movie_to_x}) DETACH DELETE n //", KG, ["Alpha Film"])
+    for qtype in ("movie_to_x}) DETACH DELETE n //", "actor_to_director", "movie", ""):
+        with pytest.raises(ValueError, match="not a MetaQA question type"):
+            run_template(driver, qtype, KG, ["Alpha Film"])
 
 
 def test_select_paths_keeps_every_answer_within_k(driver, tiny_kg: str) -> None:  # type: ignore[no-untyped-def]
@@ -127,64 +125,62 @@ def test_select_paths_keeps_every_answer_within_k(driver, tiny_kg: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def retriever(driver) -> SgragRetriever:  # type: ignore[no-untyped-def]
-    return SgragRetriever(driver)  # the real classifiers: trained on MetaQA dev + KB once, then loaded
+def retriever(driver, question_classifiers) -> SgragRetriever:  # type: ignore[no-untyped-def]
+    return SgragRetriever(driver)  # the real classifiers, installed in the test home
 
 
 def test_retriever_end_to_end(
     driver,
     tiny_kg: str,
     retriever: SgragRetriever,  # type: ignore[no-untyped-def]
-    shared_data,
 ) -> None:
     question = "which movies have the same actor of [Alpha Film]"
-    topics = bracket_topic_entities(driver, question, KG)
+    topics = link_entities(driver, question, KG)
     assert [(t.id, t.how) for t in topics] == [("Alpha Film", "bracket")]
     evidence = retriever.retrieve(question, KG, k=100, topic_entities=topics)
-    assert evidence.method == "sgrag"
-    assert evidence.metadata["qtype"] == "movie_to_actor_to_movie"
-    assert evidence.metadata["hops"] == 2 and evidence.metadata["hop_range"] == "simple"
-    assert sorted(evidence.metadata["answer_candidates"]) == ["Beta Film", "Gamma Film"]
+    assert evidence.method == "sgrag" and isinstance(evidence.trace, SgragTrace)
+    assert evidence.trace.qtype == "movie_to_actor_to_movie"
+    assert evidence.hops == 2 and evidence.trace.hop_range == "simple"
+    assert sorted(evidence.answer_candidates) == ["Beta Film", "Gamma Film"]
     # MOT: deduplicated, and ordered outward from the topic entity.
     assert len(evidence.triplets) == len(set(evidence.triplets)) == 4
     assert [t[0] for t in evidence.triplets[:2]] == ["Alpha Film", "Alpha Film"]
     assert {t[0] for t in evidence.triplets[2:]} == {"Beta Film", "Gamma Film"}
-    assert {"classify", "template", "mot", "retrieval"} <= set(evidence.latency_ms)
+    assert {"classify", "template", "mot"} <= set(evidence.latency_ms)
 
 
 def test_retriever_falls_back_to_a_type_that_matches(
     driver,
     tiny_kg: str,  # type: ignore[no-untyped-def]
     retriever: SgragRetriever,
-    shared_data,
 ) -> None:
     # Worded like "who directed [X]" but X is an actor: movie_to_director matches nothing from an actor, so
     # a next-best type is tried; whatever it is, it must start from an actor.
     topics = [LinkedEntity(id="Ann Actor", name="Ann Actor", score=1.0, how="given")]
     evidence = retriever.retrieve("who directed [Ann Actor]", KG, k=100, topic_entities=topics)
-    tried = evidence.metadata["qtypes_tried"]
+    assert isinstance(evidence.trace, SgragTrace)
+    tried = evidence.trace.qtypes_tried
     assert tried[0] == "movie_to_director"
     assert len(tried) >= 2
-    if evidence.metadata["answer_candidates"]:
-        assert evidence.metadata["qtype"].startswith("actor_to_")
+    if evidence.answer_candidates:
+        assert evidence.trace.qtype.startswith("actor_to_")
 
 
 def test_no_topic_entity_gives_empty_evidence(
     driver,
     tiny_kg: str,  # type: ignore[no-untyped-def]
     retriever: SgragRetriever,
-    shared_data,
 ) -> None:
     question = "who directed [nobody's film'}) DETACH DELETE e //]"
     counts = driver.execute_query(
         "MATCH (e:Entity {kg: $kg}) OPTIONAL MATCH (e)-[r]->() RETURN count(DISTINCT e) AS n, count(r) AS r",
         {"kg": KG},
     ).records[0]
-    topics = bracket_topic_entities(driver, question, KG)
+    topics = link_entities(driver, question, KG)
     assert topics == []
     evidence = retriever.retrieve(question, KG, k=100, topic_entities=topics)
-    assert evidence.is_empty and evidence.metadata["answer_candidates"] == []
-    assert "no topic entity" in evidence.metadata["reason"]
+    assert evidence.is_empty and evidence.answer_candidates == []
+    assert "no topic entity" in evidence.reason
     after = driver.execute_query(
         "MATCH (e:Entity {kg: $kg}) OPTIONAL MATCH (e)-[r]->() RETURN count(DISTINCT e) AS n, count(r) AS r",
         {"kg": KG},

@@ -1,4 +1,5 @@
-"""SG-RAG question-type templates: their shape (no database), and each one on real MetaQA dev questions."""
+"""SG-RAG's one path template, rendered per MetaQA question type: its shape (no database), and each type on
+real MetaQA dev questions."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from kgqa.graph.cypher import render
-from kgqa.retrieve.sgrag import entity_ids_by_name, run_template, sgrag_qtypes
-from kgqa.training.metaqa_data import qtype_hops, qtype_steps, read_questions
+from kgqa.core.metaqa import qtype_hops, qtype_steps, read_questions
+from kgqa.retrieve.sgrag import path_query, run_template
 
 QUESTIONS_PER_TYPE = 3
 # Known MetaQA quirks where no KB path gives the gold answers: answers split at a comma ("Paris, Texas"),
@@ -20,20 +20,80 @@ QUIRKS = {
 }
 
 
-def test_one_template_per_metaqa_question_type(shared_data: Path) -> None:
-    root = shared_data / "metaqa"
+def _metaqa_qtypes(root: Path) -> dict[int, set[str]]:
     found: dict[int, set[str]] = {}
     for hops in (1, 2, 3):
         types = set((root / f"{hops}-hop" / "qa_dev_qtype.txt").read_text(encoding="utf-8").split())
         types |= set((root / f"{hops}-hop" / "qa_train_qtype.txt").read_text(encoding="utf-8").split())
         found[hops] = types
+    return found
+
+
+# MetaQA's 49 question types (its dev and train labels), listed so that the shape tests need no data.
+QTYPES = [
+    "actor_to_movie",
+    "actor_to_movie_to_actor",
+    "actor_to_movie_to_director",
+    "actor_to_movie_to_genre",
+    "actor_to_movie_to_language",
+    "actor_to_movie_to_writer",
+    "actor_to_movie_to_year",
+    "director_to_movie",
+    "director_to_movie_to_actor",
+    "director_to_movie_to_director",
+    "director_to_movie_to_genre",
+    "director_to_movie_to_language",
+    "director_to_movie_to_writer",
+    "director_to_movie_to_year",
+    "movie_to_actor",
+    "movie_to_actor_to_movie",
+    "movie_to_actor_to_movie_to_director",
+    "movie_to_actor_to_movie_to_genre",
+    "movie_to_actor_to_movie_to_language",
+    "movie_to_actor_to_movie_to_writer",
+    "movie_to_actor_to_movie_to_year",
+    "movie_to_director",
+    "movie_to_director_to_movie",
+    "movie_to_director_to_movie_to_actor",
+    "movie_to_director_to_movie_to_genre",
+    "movie_to_director_to_movie_to_language",
+    "movie_to_director_to_movie_to_writer",
+    "movie_to_director_to_movie_to_year",
+    "movie_to_genre",
+    "movie_to_imdbrating",
+    "movie_to_imdbvotes",
+    "movie_to_language",
+    "movie_to_tags",
+    "movie_to_writer",
+    "movie_to_writer_to_movie",
+    "movie_to_writer_to_movie_to_actor",
+    "movie_to_writer_to_movie_to_director",
+    "movie_to_writer_to_movie_to_genre",
+    "movie_to_writer_to_movie_to_language",
+    "movie_to_writer_to_movie_to_year",
+    "movie_to_year",
+    "tag_to_movie",
+    "writer_to_movie",
+    "writer_to_movie_to_actor",
+    "writer_to_movie_to_director",
+    "writer_to_movie_to_genre",
+    "writer_to_movie_to_language",
+    "writer_to_movie_to_writer",
+    "writer_to_movie_to_year",
+]
+
+
+def test_every_metaqa_question_type_has_a_path(shared_data: Path) -> None:
+    found = _metaqa_qtypes(shared_data / "metaqa")
     assert {h: len(t) for h, t in found.items()} == {1: 13, 2: 21, 3: 15}
-    assert set().union(*found.values()) == set(sgrag_qtypes())
+    assert set().union(*found.values()) == set(QTYPES)
+    for hops, types in found.items():
+        assert {qtype_hops(t) for t in types} == {hops}
 
 
-@pytest.mark.parametrize("qtype", sorted(sgrag_qtypes()))
+@pytest.mark.parametrize("qtype", QTYPES)
 def test_template_shape(qtype: str) -> None:
-    text = render(f"sgrag/{qtype}")
+    text = path_query(qtype)
     # Values only as parameters: no string literals at all in the query text.
     assert "'" not in text and '"' not in text
     for param in ("$kg", "$topic_ids", "$max_paths"):
@@ -65,22 +125,10 @@ def dev_questions(shared_data: Path) -> dict[str, list[tuple[str, str, set[str]]
     return _questions_by_type()
 
 
-@pytest.fixture(scope="module")
-def metaqa_kg(driver) -> str:  # type: ignore[no-untyped-def]
-    rows = driver.execute_query(
-        "MATCH (k:KG {name: 'metaqa'}) "
-        "OPTIONAL MATCH (:Entity {kg: 'metaqa', name: 'Kismet'})-[r]->() "
-        "RETURN count(r) AS n"
-    ).records
-    if not rows or rows[0]["n"] == 0:
-        pytest.skip("KG 'metaqa' is not loaded in the test server (kgqa load metaqa --path ...)")
-    return "metaqa"
-
-
 Cases = dict[str, list[tuple[str, str, set[str]]]]
 
 
-@pytest.mark.parametrize("qtype", sorted(sgrag_qtypes()))
+@pytest.mark.parametrize("qtype", QTYPES)
 def test_template_answers_cover_gold_on_dev(
     qtype: str,
     driver,
@@ -89,7 +137,14 @@ def test_template_answers_cover_gold_on_dev(
 ) -> None:
     cases = dev_questions[qtype]
     assert cases, f"no dev question of type {qtype}"
-    ids = entity_ids_by_name(driver, metaqa_kg, [topic for _q, topic, _gold in cases])
+    ids = {
+        r["name"]: r["id"]
+        for r in driver.execute_query(
+            "UNWIND $names AS name MATCH (e:Entity {kg: $kg, name: name}) RETURN e.name AS name, e.id AS id",
+            names=[topic for _q, topic, _gold in cases],
+            kg=metaqa_kg,
+        ).records
+    }
     for question, topic, gold in cases:
         match = run_template(driver, qtype, metaqa_kg, [ids[topic]])
         answers = set(match.answers)

@@ -17,13 +17,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from kgqa.graph.errors import KgqaError  # noqa: E402
-from kgqa.retrieve.subgraphrag import answer_candidates, dedup_scored, question_text  # noqa: E402
+from kgqa.core.errors import KgqaError  # noqa: E402
+from kgqa.core.metaqa import MetaqaQuestion  # noqa: E402
+from kgqa.core.text import without_brackets  # noqa: E402
+from kgqa.retrieve.subgraphrag import SubgraphRagTrace, answer_candidates, dedup_scored  # noqa: E402
 from kgqa.training import subgraphrag as sg  # noqa: E402
 from kgqa.training.subgraphrag_data import (  # noqa: E402
     KgIndex,
     LocalGraph,
-    Question,
     dde_codes,
     feature_rows,
     local_subgraph,
@@ -224,20 +225,22 @@ def test_sample_rows_keeps_positives() -> None:
 
 
 def test_split_is_deterministic_disjoint_and_stratified() -> None:
-    questions = [Question(f"q{i} [x]", ("x",), ("a",), 1 + i % 3, f"k{i}") for i in range(300)]
+    questions = [
+        MetaqaQuestion(f"q{i} [x]", ("x",), ("a",), None, 1 + i % 3, "dev", "vanilla", i) for i in range(300)
+    ]
     train, val, hold = split_questions(questions, seed=7)
     again = split_questions(questions, seed=7)
     assert [q.key for q in train] == [q.key for q in again[0]]
     keys = [q.key for q in train + val + hold]
     assert len(keys) == len(set(keys)) == 300
-    assert len(val) == len(hold) == 30 and {q.hop for q in val} == {1, 2, 3}
+    assert len(val) == len(hold) == 30 and {q.hops for q in val} == {1, 2, 3}
 
 
 # --- retriever helpers ---
 
 
 def test_question_text_drops_brackets() -> None:
-    assert question_text("what movies did [Lee Pace]  star in") == "what movies did Lee Pace star in"
+    assert without_brackets("what movies did [Lee Pace]  star in") == "what movies did Lee Pace star in"
 
 
 def test_dedup_scored_keeps_best_first() -> None:
@@ -265,20 +268,9 @@ def _procedures(driver) -> set[str]:  # type: ignore[no-untyped-def]
     return set(records[0]["names"])
 
 
-def _require_metaqa(driver) -> None:  # type: ignore[no-untyped-def]
-    if "kgqa.subgraphrag.candidates" not in _procedures(driver):
-        pytest.skip("kgqa.subgraphrag.candidates is not installed in the test server")
-    records, _, _ = driver.execute_query(
-        "MATCH (e:Entity {kg: 'metaqa'}) WITH e LIMIT 1 RETURN e.embedding IS NOT NULL AS ok"
-    )
-    if not records or not records[0]["ok"]:
-        pytest.skip("MetaQA with embeddings is not loaded as KG 'metaqa' in the test server")
-
-
-def test_db_candidates_match_the_numpy_reference(driver, shared_data) -> None:  # type: ignore[no-untyped-def]
+def test_db_candidates_match_the_numpy_reference(driver, metaqa_kg) -> None:  # type: ignore[no-untyped-def]
     from kgqa.training.subgraphrag_data import check_reference_parity, load_kg_index, load_local_graph
 
-    _require_metaqa(driver)
     index = load_kg_index(driver, "metaqa")
     graph = load_local_graph(driver, index)
     cases = [
@@ -293,10 +285,9 @@ def test_db_candidates_match_the_numpy_reference(driver, shared_data) -> None:  
 
 
 @pytest.mark.slow
-def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_classifiers) -> None:  # type: ignore[no-untyped-def]
     from tests.conftest import run_kgqa
 
-    _require_metaqa(driver)
     result = run_kgqa(
         "train",
         "subgraphrag",
@@ -316,56 +307,50 @@ def test_train_with_limit_installs_a_working_model(driver, shared_data, tmp_path
     assert meta["input_dim"] == 4 * 384 + 20 and meta["include_seed"] is True and meta["kg"] == "metaqa"
     assert meta["onnx_max_abs_diff"] <= 1e-5 and 0.0 <= meta["best_dev_recall@100"] <= 1.0
     assert (directory / "parts.onnx").is_file() and meta["parts_max_abs_diff"] <= 1e-5
-    if "kgqa.subgraphrag.retrieve" in _procedures(driver):
-        # The database scores by parts; the same model without parts.onnx scores whole rows: same triples.
-        whole = directory.parent / "pytest-tiny-whole"
+    assert "kgqa.subgraphrag.retrieve" in _procedures(driver)
+    # The database scores by parts; the same model without parts.onnx scores whole rows: same triples.
+    whole = directory.parent / "pytest-tiny-whole"
+    shutil.rmtree(whole, ignore_errors=True)
+    shutil.copytree(directory, whole)
+    (whole / "parts.onnx").unlink()
+    try:
+        by_model = {}
+        for name in ("pytest-tiny", "pytest-tiny-whole"):
+            rows = driver.execute_query(
+                "CALL kgqa.subgraphrag.retrieve($question, {model: $model, kg: 'metaqa', hops: 3, k: 50})"
+                " YIELD head, relation, tail, score RETURN head, relation, tail, score",
+                question="what genres are the films directed by the [Kismet] director",
+                model=name,
+            ).records
+            by_model[name] = {(r["head"], r["relation"], r["tail"]): r["score"] for r in rows}
+    finally:
         shutil.rmtree(whole, ignore_errors=True)
-        shutil.copytree(directory, whole)
-        (whole / "parts.onnx").unlink()
-        try:
-            by_model = {}
-            for name in ("pytest-tiny", "pytest-tiny-whole"):
-                rows = driver.execute_query(
-                    "CALL kgqa.subgraphrag.retrieve($question, {model: $model, kg: 'metaqa', hops: 3, k: 50})"
-                    " YIELD head, relation, tail, score RETURN head, relation, tail, score",
-                    question="what genres are the films directed by the [Kismet] director",
-                    model=name,
-                ).records
-                by_model[name] = {(r["head"], r["relation"], r["tail"]): r["score"] for r in rows}
-        finally:
-            shutil.rmtree(whole, ignore_errors=True)
-        parts_scores, whole_scores = by_model["pytest-tiny"], by_model["pytest-tiny-whole"]
-        assert len(whole_scores) == 50
-        common = set(parts_scores) & set(whole_scores)
-        assert len(common) >= 48  # a tie at the 50th place may fall either way
-        assert max(abs(parts_scores[t] - whole_scores[t]) for t in common) <= 1e-4
-        from kgqa.answer.extractive import answer_extractive
-        from kgqa.retrieve.evidence import LinkedEntity
-        from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
+    parts_scores, whole_scores = by_model["pytest-tiny"], by_model["pytest-tiny-whole"]
+    assert len(whole_scores) == 50
+    common = set(parts_scores) & set(whole_scores)
+    assert len(common) >= 48  # a tie at the 50th place may fall either way
+    assert max(abs(parts_scores[t] - whole_scores[t]) for t in common) <= 1e-4
+    from kgqa.answer.extractive import answer_extractive
+    from kgqa.core.types import LinkedEntity
+    from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
 
-        retriever = SubgraphRagRetriever(driver, model="pytest-tiny")
-        evidence = retriever.retrieve(
-            "who directed [Kismet]",
-            "metaqa",
-            k=20,
-            topic_entities=[LinkedEntity("Kismet", "Kismet", 1.0, "given")],
-        )
-        assert 0 < len(evidence.triplets) <= 20
-        assert evidence.scores == sorted(evidence.scores, reverse=True)
-        # A MetaQA KG: the hop classifier says 1 hop, and the answerer walks exactly that far.
-        assert evidence.metadata["hops_predicted"] == 1
-        answer = answer_extractive(evidence)
-        assert answer.answers and "Kismet" not in answer.answers
-        assert answer.explanation["hops"] == 1
-        # An explicit radius keeps the leaf rule (what other KGs get too).
-        fixed = SubgraphRagRetriever(driver, model="pytest-tiny", hops=2).retrieve(
-            "who directed [Kismet]",
-            "metaqa",
-            k=20,
-            topic_entities=[LinkedEntity("Kismet", "Kismet", 1.0, "given")],
-        )
-        assert "hops_predicted" not in fixed.metadata
-        assert "Kismet" not in fixed.metadata["answer_candidates"]
+    retriever = SubgraphRagRetriever(driver, model="pytest-tiny")
+    evidence = retriever.retrieve(
+        "who directed [Kismet]", "metaqa", 20, [LinkedEntity("Kismet", "Kismet", 1.0, "given")]
+    )
+    assert 0 < len(evidence.triplets) <= 20
+    assert evidence.scores == sorted(evidence.scores, reverse=True)
+    # A MetaQA KG: the hop classifier says 1 hop, and the answerer walks exactly that far.
+    assert isinstance(evidence.trace, SubgraphRagTrace) and evidence.trace.hops_predicted == 1
+    answer = answer_extractive(evidence)
+    assert answer.answers and "Kismet" not in answer.answers
+    assert answer.explanation["hops"] == 1
+    # An explicit radius keeps the leaf rule (what other KGs get too).
+    fixed = SubgraphRagRetriever(driver, model="pytest-tiny", hops=2).retrieve(
+        "who directed [Kismet]", "metaqa", 20, [LinkedEntity("Kismet", "Kismet", 1.0, "given")]
+    )
+    assert isinstance(fixed.trace, SubgraphRagTrace) and fixed.trace.hops_predicted is None
+    assert fixed.answer_candidates and "Kismet" not in fixed.answer_candidates
 
 
 def test_balanced_bce_weighs_questions_and_classes_equally() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kgqa.graph import config
+from kgqa.core import config
 
 REPO = Path(__file__).resolve().parent.parent
 

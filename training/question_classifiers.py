@@ -1,7 +1,8 @@
-"""Query-text classifiers: question -> MetaQA question type (SG-RAG); question -> hop count and range (FRAG).
+"""Training of the query-text classifiers (``kgqa train classifiers``): question -> MetaQA question type
+(SG-RAG); question -> hop count and range (FRAG). The models themselves are
+:mod:`kgqa.models.question_classifiers`.
 
-Both are light scikit-learn models (TF-IDF over word 1-3-grams and character 2-5-grams, then a linear SVM),
-trained in seconds on data derived from the MetaQA **dev** split and the KB only:
+Both are fitted in seconds on data derived from the MetaQA **dev** split and the KB only:
 
 1. Every dev question becomes a pattern by replacing its ``[topic entity]`` with a placeholder
    (1/2/3-hop vanilla, plus the NTM paraphrases of 1-hop dev, which are line-aligned with it).
@@ -13,8 +14,7 @@ trained in seconds on data derived from the MetaQA **dev** split and the KB only
    refitted on all patterns. The test split is never read.
 
 Models and a metadata json (seed, data files with sha256, counts, held-out accuracy) are written under
-``$KGQA_HOME/models/question_classifiers/``. :func:`load_or_train_question_classifiers` is what query-time
-code calls; it trains once when nothing is saved yet.
+``$KGQA_HOME/models/question_classifiers/`` (:func:`kgqa.models.registry.question_classifiers_dir`).
 """
 
 from __future__ import annotations
@@ -22,22 +22,18 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import tempfile
-import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import joblib
 import numpy as np
 import sklearn
-from kgqa.graph.config import kgqa_home
-from kgqa.training.metaqa_data import (
-    BRACKET,
+from kgqa.core.metaqa import (
     HOPS,
     MetaqaQuestion,
     entity_pools,
@@ -49,60 +45,21 @@ from kgqa.training.metaqa_data import (
     read_questions,
     topic_role,
 )
+from kgqa.models.question_classifiers import (
+    FORMAT_VERSION,
+    METADATA_FILE,
+    MODEL_FILE,
+    PLACEHOLDER,
+    QuestionClassifiers,
+    hop_range,
+    mask_question,
+)
+from kgqa.models.registry import question_classifiers_dir
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.pipeline import FeatureUnion
 from sklearn.svm import LinearSVC
 
-FORMAT_VERSION = 1
-MODEL_FILE = "classifiers.joblib"
 DEFAULT_SEED = 13
-PLACEHOLDER = "_ent_"
-SIMPLE_MAX_HOPS = 2  # FRAG: simple = at most 2 hops, complex otherwise
-
-HopRange = Literal["simple", "complex"]
-
-_SPACES = re.compile(r"\s+")
-
-
-def models_dir() -> Path:
-    return kgqa_home() / "models" / "question_classifiers"
-
-
-# --- query text ---------------------------------------------------------------------------------------------
-
-
-def mask_question(question: str, entity_texts: Iterable[str] = ()) -> str:
-    """The question as the classifiers see it: lowercase, topic entities replaced by a placeholder.
-
-    ``[bracketed]`` spans are masked when present; otherwise each of ``entity_texts`` (linked spans or
-    names, longest first) is masked case-insensitively where it occurs. Unmasked text is classified as is.
-    """
-    if BRACKET.search(question):
-        text = BRACKET.sub(f" {PLACEHOLDER} ", question)
-    else:
-        text = question
-        for entity in sorted({e.strip() for e in entity_texts if e and e.strip()}, key=len, reverse=True):
-            text = re.sub(re.escape(entity), f" {PLACEHOLDER} ", text, flags=re.IGNORECASE)
-    return _SPACES.sub(" ", text.lower()).strip()
-
-
-def hop_range(hops: int) -> HopRange:
-    return "simple" if hops <= SIMPLE_MAX_HOPS else "complex"
-
-
-@dataclass(frozen=True)
-class QtypePrediction:
-    qtype: str
-    hops: int
-    score: float  # linear-SVM margin of the chosen type
-    ranked: list[tuple[str, float]]  # the best few types with their margins, best first
-
-
-@dataclass(frozen=True)
-class HopPrediction:
-    hops: int  # MetaQA-style exact hop count (1, 2 or 3)
-    hop_range: HopRange  # FRAG: "simple" (<= 2 hops) or "complex"
-    score: float
 
 
 def _features(seed: int) -> FeatureUnion:
@@ -118,58 +75,6 @@ def _features(seed: int) -> FeatureUnion:
             ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)),
         ]
     )
-
-
-@dataclass
-class QuestionClassifiers:
-    """The fitted question-type and hop models (one shared TF-IDF featurizer), with their saved metadata."""
-
-    features: FeatureUnion
-    qtype_svm: LinearSVC
-    hop_svm: LinearSVC
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def qtypes(self) -> list[str]:
-        return [str(c) for c in self.qtype_svm.classes_]
-
-    def predict_qtype(self, question: str, entity_texts: Iterable[str] = (), top: int = 5) -> QtypePrediction:
-        return self.predict_qtypes([question], [list(entity_texts)], top=top)[0]
-
-    def predict_qtypes(
-        self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None, top: int = 5
-    ) -> list[QtypePrediction]:
-        texts = _masked(questions, entity_texts)
-        margins = np.asarray(self.qtype_svm.decision_function(self.features.transform(texts)))
-        classes = self.qtypes
-        out = []
-        for row in margins.reshape(len(texts), -1):
-            order = np.argsort(-row)[:top]
-            ranked = [(classes[i], float(row[i])) for i in order]
-            out.append(QtypePrediction(ranked[0][0], qtype_hops(ranked[0][0]), ranked[0][1], ranked))
-        return out
-
-    def predict_hops(self, question: str, entity_texts: Iterable[str] = ()) -> HopPrediction:
-        return self.predict_hops_many([question], [list(entity_texts)])[0]
-
-    def predict_hops_many(
-        self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None
-    ) -> list[HopPrediction]:
-        texts = _masked(questions, entity_texts)
-        margins = np.asarray(self.hop_svm.decision_function(self.features.transform(texts)))
-        margins = margins.reshape(len(texts), -1)
-        classes = [int(c) for c in self.hop_svm.classes_]
-        out = []
-        for row in margins:
-            best = int(np.argmax(row))
-            out.append(HopPrediction(classes[best], hop_range(classes[best]), float(row[best])))
-        return out
-
-
-def _masked(questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None) -> list[str]:
-    if entity_texts is None:
-        return [mask_question(q) for q in questions]
-    return [mask_question(q, e) for q, e in zip(questions, entity_texts, strict=True)]
 
 
 # --- training data ------------------------------------------------------------------------------------------
@@ -318,7 +223,7 @@ def train_question_classifiers(
     }
     models = QuestionClassifiers(features, qtype_svm, hop_svm, metadata)
     if save:
-        _save(models, Path(out_dir) if out_dir is not None else models_dir())
+        _save(models, Path(out_dir) if out_dir is not None else question_classifiers_dir())
     return models
 
 
@@ -333,47 +238,4 @@ def _save(models: QuestionClassifiers, directory: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(models.metadata, handle, indent=2, sort_keys=True)
-    os.replace(tmp, directory / "metadata.json")  # written last: its presence means the models are complete
-
-
-def load_question_classifiers(directory: Path | str | None = None) -> QuestionClassifiers | None:
-    """The saved classifiers, or None when absent, incomplete or of another format/sklearn version."""
-    path = Path(directory) if directory is not None else models_dir()
-    try:
-        metadata = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
-        if (
-            metadata.get("format_version") != FORMAT_VERSION
-            or metadata.get("sklearn_version") != sklearn.__version__
-        ):
-            return None
-        parts = joblib.load(path / MODEL_FILE)
-        return QuestionClassifiers(parts["features"], parts["qtype"], parts["hops"], metadata)
-    except (OSError, ValueError, EOFError, KeyError, TypeError):
-        return None
-
-
-_CACHE: dict[Path, QuestionClassifiers] = {}
-_LOCK = threading.Lock()
-
-
-def load_or_train_question_classifiers(
-    directory: Path | str | None = None, data_root: Path | str | None = None
-) -> QuestionClassifiers:
-    """What query-time code calls: the saved models (cached per process), trained first if none are saved."""
-    path = Path(directory) if directory is not None else models_dir()
-    with _LOCK:
-        cached = _CACHE.get(path)
-        if cached is None:
-            cached = load_question_classifiers(path) or train_question_classifiers(data_root, path)
-            _CACHE[path] = cached
-        return cached
-
-
-def predict_hop_range(question: str, entity_texts: Iterable[str] = ()) -> HopPrediction:
-    """FRAG's query-only hop-range classifier: ``simple`` (<= 2 hops) or ``complex``, and the hop count."""
-    return load_or_train_question_classifiers().predict_hops(question, entity_texts)
-
-
-if __name__ == "__main__":  # pragma: no cover - manual training run
-    trained = train_question_classifiers()
-    print(json.dumps({k: trained.metadata[k] for k in ("holdout", "train_seconds", "patterns")}, indent=2))
+    os.replace(tmp, directory / METADATA_FILE)  # written last: its presence means the models are complete

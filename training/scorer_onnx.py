@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+from kgqa.models.registry import subgraphrag_model_dir
 
 PARTS_FILE = "parts.onnx"
 ONNX_OPSET = 17
@@ -198,15 +199,13 @@ def add_parts(directory: Path, tolerance: float = 1e-4) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from kgqa.training.subgraphrag import models_root
-
     names = list(sys.argv[1:] if argv is None else argv)
     if not names:
         print("usage: python -m kgqa.training.scorer_onnx NAME [NAME ...]", file=sys.stderr)
         return 2
     for name in names:
         try:
-            print(add_parts(models_root() / name))
+            print(add_parts(subgraphrag_model_dir(name)))
         except (OSError, ValueError, KeyError) as exc:
             print(f"kgqa: {name}: {exc}", file=sys.stderr)
             return 1

@@ -35,9 +35,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from kgqa.graph.config import kgqa_home
-from kgqa.graph.errors import KgqaError
-from kgqa.retrieve.subgraphrag import question_text
+from kgqa.core.config import shared_data_dir
+from kgqa.core.errors import KgqaError
+from kgqa.core.metaqa import HOPS, MetaqaQuestion, read_questions
+from kgqa.core.text import without_brackets
+from kgqa.models.encoder import embed
+from kgqa.models.registry import subgraphrag_model_dir, subgraphrag_models_dir
 from kgqa.training.scorer_onnx import ONNX_OPSET, PARTS_FILE, check_parts, parts_onnx, whole_onnx
 from kgqa.training.subgraphrag_data import (
     DDE_ROUNDS_FORWARD,
@@ -46,7 +49,6 @@ from kgqa.training.subgraphrag_data import (
     EMBEDDING_DIM,
     KgIndex,
     LocalGraph,
-    Question,
     Subgraph,
     _atomic_save_npz,
     cache_dir,
@@ -59,7 +61,6 @@ from kgqa.training.subgraphrag_data import (
     load_local_graph,
     local_subgraph,
     question_ids,
-    read_metaqa,
     shortest_path_labels,
     split_questions,
 )
@@ -77,12 +78,8 @@ RECALL_TIE = 0.002  # validation recall@100 differences below this are ties (bro
 SubgraphSource = Callable[[Sequence[str], int], Subgraph]
 
 
-def models_root() -> Path:
-    return kgqa_home() / "models" / "subgraphrag"
-
-
 def model_dir(name: str) -> Path:
-    return models_root() / name
+    return subgraphrag_model_dir(name)
 
 
 @dataclass
@@ -273,7 +270,7 @@ def candidate_hops(config_hops: int, question_hop: int) -> int:
 
 
 def build_examples(
-    questions: Sequence[Question],
+    questions: Sequence[MetaqaQuestion],
     question_rows: Sequence[int],
     index: KgIndex,
     source: SubgraphSource,
@@ -290,12 +287,12 @@ def build_examples(
     from training (negatives given) but kept, with zero positives, for validation.
     """
 
-    def one(item: tuple[int, Question, int]) -> tuple[int, int, Subgraph, np.ndarray, int, int] | None:
+    def one(item: tuple[int, MetaqaQuestion, int]) -> tuple[int, int, Subgraph, np.ndarray, int, int] | None:
         position, question, row = item
         topic_ids = [index.entity_ids[i] for i in question_ids(index, question.topics)]
         if not topic_ids:
             return None
-        subgraph = source(topic_ids, candidate_hops(config_hops, question.hop))
+        subgraph = source(topic_ids, candidate_hops(config_hops, question.hops))
         answers = np.flatnonzero(np.isin(subgraph.entities, question_ids(index, question.answers)))
         labels = shortest_path_labels(
             subgraph.entities.size, subgraph.heads, subgraph.tails, subgraph.topics.tolist(), answers.tolist()
@@ -306,7 +303,7 @@ def build_examples(
                 return None
             rows = sample_rows(subgraph, labels, negatives, np.random.default_rng([seed, position]))
             subgraph, labels = subgraph.select(rows), labels[rows]
-        return row, question.hop, subgraph, labels, n_pos, n_all
+        return row, question.hops, subgraph, labels, n_pos, n_all
 
     items = [(i, q, r) for i, (q, r) in enumerate(zip(questions, question_rows, strict=True))]
     parts: list[tuple[int, int, Subgraph, np.ndarray, int, int]] = []
@@ -332,13 +329,11 @@ def cached_examples(path_key: dict[str, Any], kg: str, build: Callable[[], Examp
 
 
 def question_vectors(texts: Sequence[str], kg: str) -> np.ndarray:
-    """Question embeddings (sentence-transformers, the loader's encoder), cached by content."""
-    normalised = [question_text(t) for t in texts]
+    """Question embeddings (the encoder the loader embedded the KG with), cached by content."""
+    normalised = [without_brackets(t) for t in texts]
     path = cache_dir(kg) / f"questions-{_cache_key({'texts': normalised, 'encoder': ENCODER_NAME})}.npy"
     if path.exists():
         return np.load(path)
-    from kgqa.models.encoder import embed
-
     vectors = np.zeros((len(normalised), EMBEDDING_DIM), dtype=np.float32)
     step = 2048
     for start in tqdm(
@@ -613,7 +608,7 @@ def install_model(
 ) -> Path:
     """Writes ``model.onnx`` + ``meta.json`` (+ ``parts.onnx``) into a temporary sibling directory and renames
     it into place."""
-    root = root or models_root()
+    root = root or subgraphrag_models_dir()
     root.mkdir(parents=True, exist_ok=True)
     target = root / name
     stamp = f"{os.getpid()}-{time.time_ns()}"
@@ -664,25 +659,26 @@ def make_source(driver: Driver, index: KgIndex, config: TrainConfig) -> Subgraph
 def metaqa_root(config: TrainConfig) -> Path:
     if config.data_dir is not None:
         return Path(config.data_dir)
-    from kgqa.evaluation.datasets import shared_data_dir
-
     return shared_data_dir() / "metaqa"
 
 
-def dev_splits(config: TrainConfig) -> tuple[list[Question], list[Question], list[Question]]:
+def dev_splits(
+    config: TrainConfig,
+) -> tuple[list[MetaqaQuestion], list[MetaqaQuestion], list[MetaqaQuestion]]:
     """(train, validation, holdout) of MetaQA dev for this configuration's seed."""
-    return split_questions(read_metaqa(metaqa_root(config), "dev"), config.seed)
+    root = metaqa_root(config)
+    return split_questions([q for hops in HOPS for q in read_questions("dev", hops, root=root)], config.seed)
 
 
-def _cap_per_hop(questions: list[Question], cap: int | None) -> list[Question]:
+def _cap_per_hop(questions: list[MetaqaQuestion], cap: int | None) -> list[MetaqaQuestion]:
     if cap is None:
         return questions
     counts: dict[int, int] = {}
-    kept: list[Question] = []
+    kept: list[MetaqaQuestion] = []
     for q in questions:
-        if counts.get(q.hop, 0) < cap:
+        if counts.get(q.hops, 0) < cap:
             kept.append(q)
-            counts[q.hop] = counts.get(q.hop, 0) + 1
+            counts[q.hops] = counts.get(q.hops, 0) + 1
     return kept
 
 
@@ -716,13 +712,16 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         f"MetaQA dev: {len(train_q)} training, {len(val_q)} validation questions "
         f"({len(hold_q)} held out for the benchmark)"
     )
-    texts = [q.text for q in train_q + val_q]
+    texts = [q.question for q in train_q + val_q]
     vectors = question_vectors(texts, config.kg)
     source = make_source(driver, index, config)
     if config.source == "auto":
         step = max(1, len(val_q) // PARITY_QUESTIONS)
         cases = [
-            ([index.entity_ids[i] for i in question_ids(index, q.topics)], candidate_hops(config.hops, q.hop))
+            (
+                [index.entity_ids[i] for i in question_ids(index, q.topics)],
+                candidate_hops(config.hops, q.hops),
+            )
             for q in val_q[::step]
         ]
         compared = check_reference_parity(
@@ -819,7 +818,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
             "fractions": {"validation": 0.1, "holdout": 0.1},
             "by": "question, per hop, seeded",
         },
-        "question_text": "brackets removed (kgqa.retrieve.subgraphrag.question_text)",
+        "question_text": "brackets removed (kgqa.core.text.without_brackets)",
         "epochs": len(history),
         "epochs_max": config.epochs,
         "best_epoch": int(best["epoch"]),

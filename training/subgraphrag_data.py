@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from kgqa.graph.config import kgqa_home
-from kgqa.graph.errors import KgqaError
+from kgqa.core.config import kgqa_home
+from kgqa.core.errors import KgqaError
+from kgqa.core.metaqa import MetaqaQuestion
+from kgqa.graph.cypher import render
 from neo4j import Driver
 
 EMBEDDING_DIM = 384
@@ -113,20 +115,8 @@ class KgIndex:
         return self._name_index.get(name, [])
 
 
-_FINGERPRINT_QUERY = """
-OPTIONAL MATCH (k:KG {name: $kg})
-WITH properties(k) AS props
-CALL () { MATCH (e:Entity {kg: $kg}) RETURN count(e) AS entities }
-CALL () { MATCH (r:Relation {kg: $kg}) RETURN count(r) AS relations }
-RETURN props, entities, relations
-"""
-
-_ENTITY_QUERY = "MATCH (e:Entity {kg: $kg}) RETURN e.id AS id, e.name AS name, e.embedding AS embedding"
-_RELATION_QUERY = "MATCH (r:Relation {kg: $kg}) RETURN r.name AS name, r.embedding AS embedding ORDER BY name"
-
-
 def kg_fingerprint(driver: Driver, kg: str) -> str:
-    records, _, _ = driver.execute_query(_FINGERPRINT_QUERY, kg=kg)
+    records, _, _ = driver.execute_query(render("training/kg_fingerprint"), kg=kg)
     record = records[0]
     props = {k: str(v) for k, v in (record["props"] or {}).items()}
     if record["entities"] == 0:
@@ -160,7 +150,7 @@ def load_kg_index(driver: Driver, kg: str, refresh: bool = False) -> KgIndex:
     vectors: list[list[float]] = []
     missing = 0
     with driver.session() as session:
-        for record in session.run(_ENTITY_QUERY, kg=kg):
+        for record in session.run(render("training/entities"), kg=kg):
             embedding = record["embedding"]
             if embedding is None:
                 missing += 1
@@ -168,7 +158,7 @@ def load_kg_index(driver: Driver, kg: str, refresh: bool = False) -> KgIndex:
             ids.append(str(record["id"]))
             names.append(str(record["name"] if record["name"] is not None else record["id"]))
             vectors.append(embedding)
-        relations = list(session.run(_RELATION_QUERY, kg=kg))
+        relations = list(session.run(render("training/relations"), kg=kg))
     if missing:
         raise KgqaError(f"{missing} entities of KG {kg!r} have no embedding; finish loading it first")
     rel_missing = [r["name"] for r in relations if r["embedding"] is None]
@@ -248,14 +238,6 @@ def feature_rows(subgraph: Subgraph, index: KgIndex, question_vector: np.ndarray
     )
 
 
-_CANDIDATES_QUERY = """
-CALL kgqa.subgraphrag.candidates($kg, $topicIds, {hops: $hops, maxCandidates: $maxCandidates,
-                                                 includeSeed: $includeSeed})
-YIELD headId, relation, tailId, dde
-RETURN headId, relation, tailId, dde
-"""
-
-
 def fetch_subgraph(
     driver: Driver,
     index: KgIndex,
@@ -266,7 +248,7 @@ def fetch_subgraph(
 ) -> Subgraph:
     """A question's candidates and DDE codes from the ``kgqa.subgraphrag.candidates`` procedure."""
     records, _, _ = driver.execute_query(
-        _CANDIDATES_QUERY,
+        render("training/candidates"),
         kg=index.kg,
         topicIds=list(topic_ids),
         hops=hops,
@@ -339,12 +321,11 @@ def load_local_graph(driver: Driver, index: KgIndex) -> LocalGraph:
         with np.load(path, allow_pickle=False) as data:
             if str(data["fingerprint"]) == index.fingerprint:
                 return LocalGraph(data["heads"], data["relations"], data["tails"], len(index.entity_ids))
-    query = "MATCH (h:Entity {kg: $kg})-[r]->(t:Entity {kg: $kg}) RETURN h.id AS h, type(r) AS r, t.id AS t"
     heads: list[int] = []
     rels: list[int] = []
     tails: list[int] = []
     with driver.session() as session:
-        for record in session.run(query, kg=index.kg):
+        for record in session.run(render("training/triples"), kg=index.kg):
             heads.append(index.entity(record["h"]))
             rels.append(index.relation(record["r"]))
             tails.append(index.entity(record["t"]))
@@ -494,59 +475,19 @@ def shortest_path_labels(
     return labels
 
 
-# --- MetaQA questions -------------------------------------------------------------------------------------
-
-_BRACKET = re.compile(r"\[([^\]]+)\]")
-
-
-@dataclass(frozen=True)
-class Question:
-    text: str  # as written in the data, brackets included
-    topics: tuple[str, ...]  # topic entity names
-    answers: tuple[str, ...]
-    hop: int
-    key: str  # stable id: "<hop>hop-<split>-<line>"
-
-
-def read_metaqa(root: Path, split: str, hops: Iterable[int] = (1, 2, 3)) -> list[Question]:
-    """MetaQA vanilla questions of one split; ``split`` is ``dev`` or ``test``."""
-    questions: list[Question] = []
-    for hop in hops:
-        path = root / f"{hop}-hop" / "vanilla" / f"qa_{split}.txt"
-        if not path.exists():
-            raise KgqaError(f"MetaQA file not found: {path}")
-        with path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle):
-                line = line.rstrip("\n")
-                if not line:
-                    continue
-                text, _, answers = line.partition("\t")
-                topics = tuple(_BRACKET.findall(text))
-                questions.append(
-                    Question(
-                        text,
-                        topics,
-                        tuple(a for a in answers.split("|") if a),
-                        hop,
-                        f"{hop}hop-{split}-{line_no}",
-                    )
-                )
-    return questions
-
-
 def split_questions(
-    questions: Sequence[Question], seed: int, validation: float = 0.1, holdout: float = 0.1
-) -> tuple[list[Question], list[Question], list[Question]]:
+    questions: Sequence[MetaqaQuestion], seed: int, validation: float = 0.1, holdout: float = 0.1
+) -> tuple[list[MetaqaQuestion], list[MetaqaQuestion], list[MetaqaQuestion]]:
     """Deterministic (train, validation, holdout) split by question, stratified by hop.
 
     Validation drives early stopping; holdout is never seen in training and is what the benchmark
     reports as "dev".
     """
-    train: list[Question] = []
-    val: list[Question] = []
-    hold: list[Question] = []
-    for hop in sorted({q.hop for q in questions}):
-        group = [q for q in questions if q.hop == hop]
+    train: list[MetaqaQuestion] = []
+    val: list[MetaqaQuestion] = []
+    hold: list[MetaqaQuestion] = []
+    for hop in sorted({q.hops for q in questions}):
+        group = [q for q in questions if q.hops == hop]
         order = np.random.default_rng([seed, hop]).permutation(len(group))
         n_val = int(round(len(group) * validation))
         n_hold = int(round(len(group) * holdout))

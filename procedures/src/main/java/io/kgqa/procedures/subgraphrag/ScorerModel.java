@@ -161,7 +161,7 @@ public final class ScorerModel implements AutoCloseable {
             throw new IllegalArgumentException("SubgraphRAG model in " + directory + ": " + PARTS_FILE + " must have"
                     + " inputs " + PARTS_INPUTS + " and outputs " + PARTS_OUTPUTS + "; it has inputs "
                     + parts.getInputNames() + " and outputs " + parts.getOutputNames()
-                    + " (rewrite it with `python -m kgqa.training.scorer_parts " + name + "`)");
+                    + " (rewrite it with `python -m kgqa.training.scorer_onnx " + name + "`)");
         }
     }
 

@@ -1,16 +1,18 @@
 package io.kgqa.procedures.subgraphrag;
 
+import io.kgqa.procedures.linking.EntityLinker;
+import io.kgqa.procedures.linking.QuestionText;
 import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextFunctions;
 import io.kgqa.procedures.util.EmbeddingCache;
+import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TopicEntities;
 import io.kgqa.procedures.util.Vectors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,7 +21,6 @@ import java.util.stream.Stream;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.ResourceIterator;
-import org.neo4j.graphdb.Result;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.logging.Log;
 import org.neo4j.procedure.Context;
@@ -45,7 +46,9 @@ public class SubgraphRagProcedures {
     public static final int DEFAULT_K = 100;
     public static final String DEFAULT_MODEL = "default";
 
-    private static final Label KG = Label.label("KG");
+    /** Entities linked from a question without config.topicEntities, as kgqa.link.entities gives them by default. */
+    public static final int LINKED_TOPICS = 3;
+
     private static final Label RELATION = Label.label("Relation");
 
     private static final Set<String> CANDIDATE_KEYS = Set.of(
@@ -122,7 +125,7 @@ public class SubgraphRagProcedures {
         boolean failOnTruncation = options.bool("failOnTruncation", false);
         int forward = options.integer("forwardRounds", Dde.DEFAULT_FORWARD_ROUNDS, 0, 8);
         int reverse = options.integer("reverseRounds", Dde.DEFAULT_REVERSE_ROUNDS, 0, 8);
-        String kgName = requireKg(kg, "kg");
+        String kgName = KnowledgeGraphs.require(tx, kg, "kg");
         List<Node> topics = TopicEntities.byIds(tx, kgName, topicIds);
 
         CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
@@ -156,8 +159,8 @@ public class SubgraphRagProcedures {
             + " scores each with the trained ONNX model over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ DDE], and streams"
             + " the top k, highest score first (rank 1 = best). config: k (default 100, > 0); kg (default: the"
             + " only or most recently loaded complete KG); model (default 'default', under"
-            + " <kgqa.models.dir>/subgraphrag/); topicEntities (names or ids; default: the question's"
-            + " [brackets], else full-text linking of its n-grams, longer exact names first); questionEmbedding"
+            + " <kgqa.models.dir>/subgraphrag/); topicEntities (names or ids; default: the"
+            + " question's entities as kgqa.link.entities links them, at most 3); questionEmbedding"
             + " (the question's vector; default: embedded in the database from the question without its"
             + " brackets); hops, maxCandidates, includeSeed (defaults from the model's meta.json, else 2,"
             + " 20000, true); failOnTruncation (default false); cacheEmbeddings (default true: entity embeddings"
@@ -172,7 +175,9 @@ public class SubgraphRagProcedures {
         if (question == null) {
             throw new IllegalArgumentException("question must be a string, got null");
         }
-        String kgName = options.has("kg") ? requireKg(options.string("kg", null), "config.kg") : defaultKg();
+        String kgName = options.has("kg")
+                ? KnowledgeGraphs.require(tx, options.string("kg", null), "config.kg")
+                : KnowledgeGraphs.defaultKg(tx, "config.kg");
 
         Onnx.requireRuntime();
         try (ModelCache.Lease<ScorerModel> lease = ScorerModel.acquire(modelName)) {
@@ -197,7 +202,7 @@ public class SubgraphRagProcedures {
 
             List<Node> topics = linkTopics(question, topicTexts, kgName);
             if (questionVector == null) {
-                questionVector = TextFunctions.embedText(EntityLinker.withoutBrackets(question), model.encoder);
+                questionVector = TextFunctions.embedText(QuestionText.withoutBrackets(question), model.encoder);
                 if (questionVector.length != model.embeddingDim) {
                     throw new IllegalStateException("text encoder '" + model.encoder + "' gives " + questionVector.length
                             + " numbers but model '" + modelName + "' expects embedding_dim " + model.embeddingDim);
@@ -236,7 +241,7 @@ public class SubgraphRagProcedures {
         if (question == null) {
             throw new IllegalArgumentException("config.questionEmbedding is required: the question's vector");
         }
-        String kgName = requireKg(kg, "kg");
+        String kgName = KnowledgeGraphs.require(tx, kg, "kg");
         List<Node> topics = TopicEntities.byIds(tx, kgName, topicIds);
 
         CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
@@ -282,41 +287,20 @@ public class SubgraphRagProcedures {
     }
 
     private List<Node> linkTopics(String question, List<String> topicTexts, String kg) {
-        EntityLinker linker = new EntityLinker(tx, kg);
+        EntityLinker linker = new EntityLinker(tx, kg, log);
         if (topicTexts != null) {
             if (topicTexts.isEmpty()) {
                 throw new IllegalArgumentException("config.topicEntities must not be empty (omit it to link the question)");
             }
-            return linker.resolveAll(topicTexts, "config.topicEntities");
+            return linker.resolveExplicit(topicTexts, "config.topicEntities");
         }
-        List<String> bracketed = EntityLinker.bracketed(question);
-        if (!bracketed.isEmpty()) {
-            return linker.resolveAll(bracketed, "question [brackets]");
-        }
-        List<Node> linked = linker.linkFreeText(question, relationWords(kg));
+        // the same entities kgqa.link.entities streams for this question
+        List<Node> linked = linker.link(question, LINKED_TOPICS).stream().map(EntityLinker.Link::node).toList();
         if (linked.isEmpty()) {
             throw new IllegalArgumentException("question: no topic entity of KG '" + kg + "' found in '" + question
                     + "'; mark it with [brackets] or pass config.topicEntities");
         }
         return linked;
-    }
-
-    /** The words of the KG's relation names ("directed_by" -> directed, by): frame words, not entities. */
-    private Set<String> relationWords(String kg) {
-        Set<String> words = new HashSet<>();
-        try (ResourceIterator<Node> relations = tx.findNodes(RELATION, "kg", kg)) {
-            while (relations.hasNext()) {
-                Object name = relations.next().getProperty("name", null);
-                if (name instanceof String s) {
-                    for (String word : EntityLinker.normalize(s).split(" ")) {
-                        if (word.length() > 1) {
-                            words.add(word);
-                        }
-                    }
-                }
-            }
-        }
-        return words;
     }
 
     private float[] score(ScorerModel model, CandidateSubgraph subgraph, float[] question, boolean includeSeed,
@@ -461,43 +445,5 @@ public class SubgraphRagProcedures {
     private static String nameOf(Node node) {
         Object name = node.getProperty("name", null);
         return name != null ? String.valueOf(name) : String.valueOf(node.getProperty("id", ""));
-    }
-
-    /** Checks that a KG of that name is loaded. */
-    private String requireKg(String kg, String where) {
-        if (kg == null || kg.isBlank()) {
-            throw new IllegalArgumentException(where + " must be the name of a loaded KG, got "
-                    + (kg == null ? "null" : "an empty string"));
-        }
-        boolean loaded;
-        try (ResourceIterator<Node> found = tx.findNodes(KG, "name", kg)) {
-            loaded = found.hasNext();
-        }
-        if (!loaded) {
-            throw new IllegalArgumentException(where + ": no knowledge graph named '" + kg + "' is loaded"
-                    + knownKgs());
-        }
-        return kg;
-    }
-
-    /** The only KG, else the most recently loaded one with status 'complete' (as cypher_templates/kg/resolve). */
-    private String defaultKg() {
-        try (Result result = tx.execute("MATCH (k:KG) RETURN k.name AS name "
-                + "ORDER BY CASE k.status WHEN 'complete' THEN 0 ELSE 1 END, k.loaded_at DESC LIMIT 1")) {
-            if (!result.hasNext()) {
-                throw new IllegalArgumentException("config.kg: no knowledge graph is loaded; run `kgqa load` first");
-            }
-            return String.valueOf(result.next().get("name"));
-        }
-    }
-
-    private String knownKgs() {
-        List<String> names = new ArrayList<>();
-        try (ResourceIterator<Node> it = tx.findNodes(KG)) {
-            while (it.hasNext()) {
-                names.add(String.valueOf(it.next().getProperty("name", "?")));
-            }
-        }
-        return names.isEmpty() ? " (none is loaded)" : " (loaded: " + String.join(", ", names.stream().sorted().toList()) + ")";
     }
 }

@@ -21,7 +21,7 @@ import java.util.Set;
  * tokenisation ({@link WordPieceTokenizer}), the transformer through ONNX Runtime, mean pooling over
  * the attention mask and L2 normalisation, exactly as sentence-transformers does.
  *
- * <p>The files come from {@code python -m kgqa.models.export_encoder}:
+ * <p>The files come from {@code python -m kgqa.models.encoder} (run by {@code kgqa server start}):
  * {@code <models dir>/encoder/<name>/{model.onnx, vocab.txt, encoder.json}}. Loaded encoders are kept
  * in a {@link ModelCache} and reloaded when the files change.
  */
@@ -52,24 +52,35 @@ public final class TextEncoder implements AutoCloseable {
      * @throws IllegalArgumentException naming the export command when the files are missing
      */
     public static ModelCache.Lease<TextEncoder> acquire(String name) {
-        Path directory = ModelsDir.modelDir("encoder", name, "encoder");
-        Path model = directory.resolve("model.onnx");
-        Path vocab = directory.resolve("vocab.txt");
-        Path meta = directory.resolve("encoder.json");
-        for (Path file : List.of(model, vocab, meta)) {
-            if (!Files.isRegularFile(file)) {
-                throw new IllegalArgumentException("no text encoder '" + name + "' in " + directory.getParent()
-                        + " (missing " + file.getFileName() + "); export it with `python -m kgqa.models.export_encoder`"
-                        + " and make sure the server's " + ModelsDir.PROPERTY + " points at that models directory");
-            }
-        }
+        List<Path> files = requireFiles(name);
+        Path directory = files.get(0).getParent();
         try {
-            return CACHE.acquire(directory, List.of(model, vocab, meta), TextEncoder::load);
+            return CACHE.acquire(directory, files, TextEncoder::load);
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (Exception e) {
             throw new IllegalStateException("cannot load text encoder '" + name + "' from " + directory + ": " + e, e);
         }
+    }
+
+    /**
+     * The files of encoder {@code name} (model.onnx, vocab.txt, encoder.json), without loading them: lets a
+     * caller that can do without the encoder find out cheaply whether it is there.
+     *
+     * @throws IllegalArgumentException naming the export command when a file is missing
+     */
+    public static List<Path> requireFiles(String name) {
+        Path directory = ModelsDir.modelDir("encoder", name, "encoder");
+        List<Path> files = List.of(directory.resolve("model.onnx"), directory.resolve("vocab.txt"),
+                directory.resolve("encoder.json"));
+        for (Path file : files) {
+            if (!Files.isRegularFile(file)) {
+                throw new IllegalArgumentException("no text encoder '" + name + "' in " + directory.getParent()
+                        + " (missing " + file.getFileName() + "); build it with `python -m kgqa.models.encoder --home <KGQA_HOME>` (kgqa server start does)"
+                        + " and make sure the server's " + ModelsDir.PROPERTY + " points at that models directory");
+            }
+        }
+        return files;
     }
 
     static TextEncoder load(Path directory) throws Exception {

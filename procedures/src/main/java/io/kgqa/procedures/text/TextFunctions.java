@@ -20,7 +20,7 @@ public class TextFunctions {
             + " WordPiece tokenisation (at most 256 tokens), the exported transformer, mean pooling, L2"
             + " normalisation; matches sentence-transformers (cosine >= 0.999). Reads the export under the"
             + " models directory (JVM property kgqa.models.dir, encoder/all-MiniLM-L6-v2/); create it with"
-            + " `python -m kgqa.models.export_encoder`. null in, null out.")
+            + " `python -m kgqa.models.encoder` (kgqa server start does). null in, null out.")
     public List<Double> embed(@Name("text") String text) {
         if (text == null) {
             return null;

@@ -327,6 +327,13 @@ class SubgraphRagProceduresTest {
         // Free text: the longest exact name span ("the fall", not "fall"), relation words ignored.
         List<String> free = lines(retrieve("Who directed The Fall?", config("hops", 1)));
         assertEquals(List.of("The Fall|directed_by|Tarsem Singh"), free);
+        // Several entities in free text, as kgqa.link.entities links them (at most 3).
+        List<String> both = lines(retrieve("who directed Kismet and The Fall", config("hops", 1)));
+        assertEquals(4, both.size(), both.toString());
+        assertTrue(both.contains("The Fall|directed_by|Tarsem Singh"), both.toString());
+        // A bracket with a typo falls back to free text (fuzzy: "Kismat" -> Kismet).
+        assertEquals(3, retrieve("who directed [Kismat Tarsm]", config("hops", 1, "k", 100)).stream()
+                .filter(r -> "Kismet".equals(r.get("head"))).count());
         // Explicit names or ids, several at once.
         assertEquals(4, retrieve("q", config("questionEmbedding", Q, "hops", 1,
                 "topicEntities", List.of("Kismet", "tarsem singh"))).size());
@@ -347,8 +354,9 @@ class SubgraphRagProceduresTest {
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("k", -3))), "config.k must be > 0, got -3");
         assertContains(errorOf(() -> retrieve("q", config("questionEmbedding", Q, "topicEntities", List.of("Nobody")))),
                 "config.topicEntities[0]: no entity with id or name 'Nobody' in KG 'test'");
+        // a bracket that names no entity is linked as free text; when that finds nothing either, the same error
         assertContains(errorOf(() -> retrieve("who directed [Nobody At All]", config())),
-                "question [brackets][0]: no entity with id or name 'Nobody At All' in KG 'test'");
+                "question: no topic entity of KG 'test' found in 'who directed [Nobody At All]'");
         assertContains(errorOf(() -> retrieve("who directed zzzz", config())),
                 "question: no topic entity of KG 'test' found in 'who directed zzzz'");
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("kg", "nokg"))),

@@ -1,0 +1,181 @@
+"""MetaQA's files and question types: the one reader every layer uses.
+
+Reads ``../shared/data/metaqa`` (or ``$KGQA_SHARED_DATA/metaqa``); never copies it. The test split is for
+the final measurement only: :func:`read_questions` refuses it unless the caller says ``allow_test=True``
+(evaluation does; training never does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgqa.core.config import shared_data_dir
+from kgqa.core.errors import KgqaError
+from kgqa.core.text import bracketed
+
+HOPS = (1, 2, 3)
+SPLITS = ("dev", "test")
+
+# The KB relation behind each role word of a MetaQA question type (movie_to_<role>, <role>_to_movie).
+ROLE_RELATION: dict[str, str] = {
+    "actor": "starred_actors",
+    "director": "directed_by",
+    "writer": "written_by",
+    "genre": "has_genre",
+    "language": "in_language",
+    "year": "release_year",
+    "tags": "has_tags",
+    "tag": "has_tags",
+    "imdbrating": "has_imdb_rating",
+    "imdbvotes": "has_imdb_votes",
+}
+
+
+@dataclass(frozen=True)
+class MetaqaQuestion:
+    question: str  # as in the file, with the [topic entity] in brackets
+    topics: tuple[str, ...]  # the bracketed names (MetaQA has one per question)
+    answers: tuple[str, ...]
+    qtype: str | None  # from the line-aligned qtype file; None where the split has none
+    hops: int
+    split: str  # "dev" | "test"
+    variant: str  # "vanilla" | "ntm"
+    line: int  # 0-based line in the file (the qtype and relation-path files are line-aligned with it)
+
+    @property
+    def topic(self) -> str:
+        return self.topics[0] if self.topics else ""
+
+    @property
+    def key(self) -> str:
+        """A stable id: ``<hops>hop-<split>-<line>`` (``-ntm`` for the paraphrased variant)."""
+        suffix = "" if self.variant == "vanilla" else f"-{self.variant}"
+        return f"{self.hops}hop-{self.split}-{self.line}{suffix}"
+
+
+def metaqa_dir(root: Path | str | None = None) -> Path:
+    """The MetaQA folder: ``root``, else ``<shared data>/metaqa``; an error when it has no KB."""
+    path = Path(root) if root is not None else shared_data_dir() / "metaqa"
+    if not (path / "kb_dedup.txt").is_file():
+        raise KgqaError(f"MetaQA data not found at {path} (no kb_dedup.txt there; set KGQA_SHARED_DATA)")
+    return path
+
+
+def question_file(root: Path, split: str, hops: int, variant: str = "vanilla") -> Path:
+    return root / f"{hops}-hop" / variant / f"qa_{split}.txt"
+
+
+def qtype_file(root: Path, split: str, hops: int) -> Path:
+    return root / f"{hops}-hop" / f"qa_{split}_qtype.txt"
+
+
+def read_lines(path: Path) -> list[str]:
+    with path.open(encoding="utf-8") as handle:
+        return [line.rstrip("\n").rstrip("\r") for line in handle]
+
+
+def read_questions(
+    split: str,
+    hops: int,
+    variant: str = "vanilla",
+    root: Path | str | None = None,
+    allow_test: bool = False,
+) -> list[MetaqaQuestion]:
+    """The questions of one file, blank lines skipped, with their type labels when the split has them."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
+    if split == "test" and not allow_test:
+        raise ValueError("the MetaQA test split is for the final measurement only (pass allow_test=True)")
+    if hops not in HOPS:
+        raise KgqaError(f"MetaQA has 1, 2 and 3 hops, not {hops}")
+    base = metaqa_dir(root)
+    path = question_file(base, split, hops, variant)
+    if not path.is_file():
+        raise KgqaError(f"MetaQA file not found: {path}")
+    lines = read_lines(path)
+    types_path = qtype_file(base, split, hops)
+    qtypes = read_lines(types_path) if types_path.is_file() else None
+    if qtypes is not None and len(qtypes) != len(lines):
+        raise KgqaError(f"{types_path} has {len(qtypes)} lines but {path} has {len(lines)}: they must align")
+    out: list[MetaqaQuestion] = []
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        question, tab, answers = line.partition("\t")
+        if not tab:
+            raise KgqaError(f"{path}:{number + 1}: expected 'question<TAB>answer|answer...'")
+        out.append(
+            MetaqaQuestion(
+                question=question.strip(),
+                topics=tuple(bracketed(question)),
+                answers=tuple(a.strip() for a in answers.split("|") if a.strip()),
+                qtype=qtypes[number].strip() if qtypes is not None else None,
+                hops=hops,
+                split=split,
+                variant=variant,
+                line=number,
+            )
+        )
+    return out
+
+
+def qtype_hops(qtype: str) -> int:
+    """Hop count of a question type: ``movie_to_actor_to_movie`` has 2."""
+    return qtype.count("_to_")
+
+
+def qtype_steps(qtype: str) -> list[tuple[str, str]]:
+    """The (relation, "out"|"in") path of a question type: ``actor_to_movie`` is ``starred_actors`` in."""
+    parts = qtype.split("_to_")
+    if len(parts) < 2:
+        raise ValueError(f"{qtype!r} is not a MetaQA question type")
+    steps = []
+    for a, b in zip(parts, parts[1:], strict=False):
+        role = b if a == "movie" else a
+        if role not in ROLE_RELATION or "movie" not in (a, b):
+            raise ValueError(f"{qtype!r} is not a MetaQA question type")
+        steps.append((ROLE_RELATION[role], "out" if a == "movie" else "in"))
+    return steps
+
+
+def topic_role(qtype: str) -> str:
+    """What kind of entity the question starts from: movie, actor, director, writer or tag."""
+    return qtype.split("_to_", 1)[0]
+
+
+def entity_pools(root: Path | str | None = None) -> dict[str, list[str]]:
+    """Entity names by the role a question can start from, read off the KB relations (sorted, deterministic).
+
+    movie = heads of any relation; actor/director/writer/tag = tails of starred_actors/directed_by/
+    written_by/has_tags.
+    """
+    base = metaqa_dir(root)
+    pools: dict[str, set[str]] = defaultdict(set)
+    by_relation = {
+        "starred_actors": "actor",
+        "directed_by": "director",
+        "written_by": "writer",
+        "has_tags": "tag",
+    }
+    with open(base / "kb_dedup.txt", encoding="utf-8") as kb:
+        for line in kb:
+            parts = line.rstrip("\n").split("|")
+            if len(parts) != 3:
+                continue
+            head, relation, tail = parts
+            pools["movie"].add(head)
+            role = by_relation.get(relation)
+            if role is not None:
+                pools[role].add(tail)
+    return {role: sorted(names) for role, names in pools.items()}
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,34 @@
+"""Which loaded knowledge graph a question is asked against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgqa.core.errors import KgqaError
+from kgqa.graph.cypher import render
+from neo4j import Driver, RoutingControl
+
+
+@dataclass(frozen=True)
+class LoadedKg:
+    name: str
+    source: str | None  # "metaqa", "freebase", "dbpedia"
+    status: str | None  # "complete" once a load finished
+    properties: dict[str, Any] = field(default_factory=dict)  # the :KG node's scalar properties
+
+
+def resolve_kg(driver: Driver, kg: str | None) -> LoadedKg:
+    """The named KG, else the only or most recently loaded complete one; a one-line error when none is."""
+    records = driver.execute_query(render("kg/resolve"), {"kg": kg}, routing_=RoutingControl.READ).records
+    if not records:
+        if kg is None:
+            raise KgqaError("no knowledge graph is loaded; run `kgqa load metaqa --path ...` first")
+        raise KgqaError(f"no knowledge graph named {kg!r} is loaded (see `kgqa kgs`)")
+    row = records[0]
+    properties = {
+        key: value
+        for key, value in dict(row["properties"]).items()
+        if isinstance(value, str | int | float | bool)
+    }
+    return LoadedKg(str(row["name"]), row["source"], row["status"], properties)

@@ -1,0 +1,76 @@
+"""Where every trained artefact lives and how query time gets it: loaded once per process, never trained.
+
+A missing artefact is a :class:`~kgqa.core.errors.ModelMissing` error naming the `kgqa train ...` command
+that makes it. Layout under ``$KGQA_HOME/models`` (the managed server reads the same directory as the JVM
+property ``kgqa.models.dir``)::
+
+    question_classifiers/   SG-RAG's question type and the hop classifier (kgqa train classifiers)
+    subgraphrag/<name>/     SubgraphRAG scorers, read by the database (kgqa train subgraphrag --name NAME)
+    encoder/<name>/         the sentence encoder as ONNX, built from the packaged weights (no training)
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from kgqa.core.config import external_server, models_dir
+from kgqa.core.errors import ModelMissing
+from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
+
+TRAIN_CLASSIFIERS = "kgqa train classifiers"
+
+_LOCK = threading.Lock()
+_CLASSIFIERS: dict[Path, QuestionClassifiers] = {}
+
+
+def question_classifiers_dir() -> Path:
+    return models_dir() / "question_classifiers"
+
+
+def question_classifiers() -> QuestionClassifiers:
+    """The installed question classifiers (cached per process)."""
+    directory = question_classifiers_dir()
+    with _LOCK:
+        cached = _CLASSIFIERS.get(directory)
+        if cached is None:
+            cached = load_question_classifiers(directory)
+            if cached is None:
+                # saved by another kgqa format or scikit-learn version: unreadable here, so train again
+                what = (
+                    "usable question classifier"
+                    if (directory / METADATA_FILE).is_file()
+                    else "question classifier"
+                )
+                raise ModelMissing(what, TRAIN_CLASSIFIERS, str(directory))
+            _CLASSIFIERS[directory] = cached
+        return cached
+
+
+def forget_loaded_models() -> None:
+    """Drop what this process loaded, so that a model trained since is read again (`kgqa train` does it)."""
+    with _LOCK:
+        _CLASSIFIERS.clear()
+
+
+def subgraphrag_models_dir() -> Path:
+    return models_dir() / "subgraphrag"
+
+
+def subgraphrag_model_dir(name: str) -> Path:
+    return subgraphrag_models_dir() / name
+
+
+def require_subgraphrag_model(name: str) -> None:
+    """Fails early, naming the training command, when the managed server has no SubgraphRAG model ``name``.
+
+    With an external server (NEO4J_URI) the models live on that machine; the database then names the
+    command itself when the model is missing.
+    """
+    if external_server() is not None:
+        return
+    directory = subgraphrag_model_dir(name)
+    if not (directory / "meta.json").is_file():
+        raise ModelMissing(
+            f"SubgraphRAG model {name!r}", f"kgqa train subgraphrag --name {name}", str(directory)
+        )

@@ -1,0 +1,1016 @@
+package io.kgqa.procedures.linking;
+
+import io.kgqa.procedures.onnx.ModelCache;
+import io.kgqa.procedures.onnx.ModelsDir;
+import io.kgqa.procedures.onnx.Onnx;
+import io.kgqa.procedures.text.TextEncoder;
+import java.text.Normalizer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.neo4j.graphdb.Label;
+import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.RelationshipType;
+import org.neo4j.graphdb.ResourceIterator;
+import org.neo4j.graphdb.Result;
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.logging.Log;
+
+/**
+ * Finds the topic entities of a question inside the database, scoped to one KG. The one linker of kgqa:
+ * {@code kgqa.link.entities} streams its result and {@code kgqa.subgraphrag.retrieve} starts from it.
+ *
+ * <ol>
+ *   <li>{@code [brackets]} (MetaQA style) are honoured: the bracketed text is looked up by exact name, then by
+ *       id; only when both fail is it linked like free text (its best entity kept).</li>
+ *   <li>Free text is cut into word n-grams (spans of up to {@value #MAX_SPAN_TOKENS} tokens). Three sources
+ *       propose entities: <b>exact</b> (every span in a few case variants, on the {@code (kg, name)} range
+ *       index); <b>full-text + fuzzy</b> (one Lucene query over the question's words, {@code word~1} for longer
+ *       content words; each hit aligned back onto a span with a bounded Levenshtein distance); <b>vector</b>
+ *       (only when nothing else scores {@value #MIN_SCORE}: content spans embedded in the database and
+ *       looked up in {@code entity_embedding}; only near-identical names count).</li>
+ *   <li>Each (entity, span) candidate is scored (exact over fuzzy, longer over shorter, content words over
+ *       question words, capitalised spans when the question has capitals) and overlapping spans are resolved
+ *       greedily, best first.</li>
+ * </ol>
+ *
+ * <p>This is a port of {@code retrieve/linking.py} that gives the same entities, spans and scores: its
+ * constants, word lists, candidate order and tie-breaks are kept on purpose, including where Python's
+ * dict insertion order decides a tie. Where that file issued Cypher, this class uses the Core API; the
+ * Lucene query is built from escaped words and, like every user string, passed as a parameter.
+ *
+ * <p>{@link #resolveExplicit} resolves names or ids given by the caller ({@code config.topicEntities}).
+ */
+public final class EntityLinker {
+
+    public static final int MAX_SPAN_TOKENS = 12;
+    /** Full-text hits fetched (all KGs share the index) ... */
+    public static final int FULLTEXT_FETCH = 200;
+    /** ... and kept for this KG. */
+    public static final int FULLTEXT_KEEP = 80;
+    public static final int VECTOR_K = 25;
+    /** Below this a vector neighbour is a guess, not a link. */
+    public static final double VECTOR_MIN_COSINE = 0.9;
+    /** A candidate below this is not returned at all. */
+    public static final double MIN_SCORE = 0.30;
+    /** An entity with the very same name as a chosen one, on the same span, within this ratio, stands too. */
+    public static final double TWIN_RATIO = 0.95;
+    /** Further entities must score at least this fraction of the best one. */
+    public static final double SECONDARY_RATIO = 0.75;
+
+    /**
+     * Function words and generic question vocabulary: a span made only of these is rarely the entity meant.
+     * The words of the KG's relation names ("directed", "language") are added per KG. Verbatim from linking.py
+     * (its repeats included), so that a diff of the two lists stays empty.
+     */
+    static final Set<String> STOPWORDS = Set.copyOf(Arrays.asList("""
+            a about above after again against all also am an and any are as at be because been before being below
+            between both but by can could did do does doing done down during each few for from further had has have
+            having he her here hers herself him himself his how i if in into is it its itself just me more most my
+            myself no nor not of off on once only or other our ours out over own same she should so some such than
+            that the their theirs them themselves then there these they this those through to too under until up
+            very was we were what when where which while who whom whose why will with would you your yours
+            s t d ll m re ve
+            film films movie movies picture pictures show shows book books person people someone somebody
+            thing things kind kinds type types sort sorts name names named called
+            act acted acting actor actors actress actresses appear appeared appearing appears cast casting
+            star starred starring stars co costar costars
+            direct directed directing director directors write wrote written writing writer writers screenwriter
+            screenwriters release released releasing year years date dates genre genres language languages spoken
+            tag tags tagged describe described description topic topics subject subjects about rated rating
+            ratings votes vote popularity imdb primary main also share shared sharing same together
+            tell give list find know say said show shown many much often
+            was were be been being is are
+            """.trim().split("\\s+")));
+
+    /** Words a title leaves in lower case ("What's in a Name?", "Lord of the Rings"). */
+    static final Set<String> MINOR = Set.of(
+            "a", "an", "the", "of", "in", "on", "at", "to", "for", "and", "or", "nor", "but", "by", "with", "from",
+            "as", "into");
+
+    static final String OUTER_PUNCT = "\"'\u201c\u201d\u2018\u2019`([{<)]}>,.;:!?";
+
+    /** Entities kept per explicit name: several entities may share one name (e.g. Freebase). */
+    static final int MAX_PER_NAME = 5;
+    private static final int EXPLICIT_FULLTEXT_LIMIT = 50;
+
+    private static final Label ENTITY = Label.label("Entity");
+    private static final Label RELATION = Label.label("Relation");
+    private static final Pattern RELATION_SEPARATORS = Pattern.compile("[._/]+");
+    private static final Pattern RELATION_SEPARATOR = Pattern.compile("[._/]");
+    private static final Pattern LUCENE_SPECIAL = Pattern.compile("[+\\-!(){}\\[\\]^\"~*?:\\\\/&|]");
+    /** A word as Lucene's standard analyzer keeps it: letters/digits, inner apostrophes allowed ("schindler's"). */
+    private static final Pattern WORD = Pattern.compile("[\\p{L}\\p{N}\\p{M}]+(?:['\u2019][\\p{L}\\p{N}\\p{M}]+)*");
+    private static final String FULLTEXT_QUERY = "CALL db.index.fulltext.queryNodes('entity_name', $query, {limit: $limit})"
+            + " YIELD node, score RETURN node, score";
+    private static final String VECTOR_QUERY = "CALL db.index.vector.queryNodes('entity_embedding', $k, $vector)"
+            + " YIELD node, score RETURN node, score";
+    private static final String VECTOR_INDEX = "entity_embedding";
+
+    /**
+     * Why the vector fallback was skipped, per models directory and reason: the deliberate thread-safe memory
+     * that makes the warning appear once per server rather than once per question.
+     */
+    private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+
+    private final Transaction tx;
+    private final String kg;
+    private final Log log;
+    private Set<String> stopWords;
+
+    /** One linked entity, best first in {@link #link}'s result. */
+    public record Link(Node node, String id, String name, double score, String how, String span) {
+    }
+
+    /** A whitespace-separated token of the question: as typed, and normalised ("" for pure punctuation). */
+    record Token(String text, String norm) {
+    }
+
+    /** A span of the question that a lookup string came from; {@code exactCase}: the string is the span as typed. */
+    record SpanRef(int start, int end, boolean exactCase) {
+    }
+
+    /** An (entity, span) pair; {@code score} is set by {@link #score}. */
+    static final class Candidate {
+        final Node node;
+        final String id;
+        final String name;
+        final int start; // token index, inclusive
+        final int end; // token index, exclusive
+        final String how;
+        final double match; // quality of the string match, in [0, 1]
+        final int degree; // breaks ties between equally good names
+        final List<String> types; // relationship types of the entity
+        double score;
+
+        Candidate(Node node, String id, String name, int start, int end, String how, double match, int degree,
+                  List<String> types) {
+            this.node = node;
+            this.id = id;
+            this.name = name;
+            this.start = start;
+            this.end = end;
+            this.how = how;
+            this.match = match;
+            this.degree = degree;
+            this.types = types;
+        }
+
+        @Override
+        public String toString() {
+            return name + "[" + start + "," + end + ")" + how + " match=" + match + " score=" + score;
+        }
+    }
+
+    /** A full-text hit of this KG, best first. */
+    record Hit(Node node, String id, String name, int degree, List<String> types) {
+    }
+
+    /** @param log where the one-time warnings go; may be null */
+    public EntityLinker(Transaction tx, String kg, Log log) {
+        this.tx = Objects.requireNonNull(tx, "tx");
+        this.kg = Objects.requireNonNull(kg, "kg");
+        this.log = log;
+    }
+
+    // ------------------------------------------------------------------------------------------ linking
+
+    /** The topic entities of {@code question}, best first; empty when none is found. */
+    public List<Link> link(String question, int maxEntities) {
+        if (maxEntities <= 0 || PyText.strip(question).isEmpty()) {
+            return List.of();
+        }
+        List<String> bracketed = QuestionText.bracketed(question);
+        if (!bracketed.isEmpty()) {
+            return brackets(bracketed, maxEntities);
+        }
+        return free(question, maxEntities);
+    }
+
+    private List<Link> brackets(List<String> names, int maxEntities) {
+        List<Link> found = new ArrayList<>();
+        for (String text : names) {
+            // linking.py keeps the last row per text (a dict built from the rows); so does this
+            Node node = last("name", text);
+            if (node == null) {
+                node = last("id", text);
+            }
+            if (node != null) {
+                found.add(new Link(node, idOf(node), nameOf(node), 1.0, "bracket", text));
+            } else { // a bracket with a typo or other casing: its text alone, linked as free text, the best kept
+                found.addAll(free(text, 1));
+            }
+        }
+        List<Link> unique = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (Link link : found) {
+            if (seen.add(link.id()) && unique.size() < maxEntities) {
+                unique.add(link);
+            }
+        }
+        return unique;
+    }
+
+    private List<Link> free(String question, int maxEntities) {
+        List<Token> tokens = tokens(question);
+        if (tokens.isEmpty()) {
+            return List.of();
+        }
+        boolean[] content = content(tokens, stopWords());
+        boolean hasCase = hasCase(tokens, question);
+
+        // Insertion order decides exact ties in resolve (a stable sort), as Python's dict order does there.
+        Map<List<Object>, Candidate> candidates = new LinkedHashMap<>();
+        for (Map.Entry<String, List<SpanRef>> lookup : exactLookups(tokens).entrySet()) {
+            try (ResourceIterator<Node> nodes = tx.findNodes(ENTITY, "kg", kg, "name", lookup.getKey())) {
+                while (nodes.hasNext()) {
+                    Node node = nodes.next();
+                    String id = idOf(node);
+                    String name = nameOf(node);
+                    int degree = node.getDegree();
+                    List<String> types = typesOf(node);
+                    for (SpanRef span : lookup.getValue()) {
+                        // without any capitals in the question, "ringo lam" (a tag) and "Ringo Lam" (a person)
+                        // are nearly equally exact: both are kept (see resolve), the one typed as is first
+                        double quality = span.exactCase() ? 1.0 : !hasCase ? 0.99 : 0.96;
+                        add(candidates, new Candidate(node, id, name, span.start(), span.end(), "exact", quality,
+                                degree, types));
+                    }
+                }
+            }
+        }
+        String query = luceneQuery(tokens, content);
+        if (!query.isEmpty()) {
+            for (Candidate c : align(fulltextHits(query), tokens)) {
+                add(candidates, c);
+            }
+        }
+        Set<String> cues = stems(tokens.stream().map(Token::norm).toList());
+        double best = 0;
+        for (Candidate c : candidates.values()) {
+            best = Math.max(best, score(c, tokens, content, hasCase, cues));
+        }
+        if (best < MIN_SCORE) {
+            for (Candidate c : vector(tokens, content)) {
+                add(candidates, c);
+            }
+            for (Candidate c : candidates.values()) {
+                score(c, tokens, content, hasCase, cues);
+            }
+        }
+        return resolve(new ArrayList<>(candidates.values()), tokens, maxEntities);
+    }
+
+    /** Keeps the better match per (entity, span); a replaced candidate keeps its place, as in a Python dict. */
+    private static void add(Map<List<Object>, Candidate> candidates, Candidate c) {
+        List<Object> key = List.of(c.id, c.start, c.end);
+        Candidate old = candidates.get(key);
+        if (old == null || c.match > old.match) {
+            candidates.put(key, c);
+        }
+    }
+
+    /** Entities of this KG whose name is {@code query}'s hit, best first, at most {@value #FULLTEXT_KEEP}. */
+    private List<Hit> fulltextHits(String query) {
+        List<Hit> hits = new ArrayList<>();
+        try (Result result = tx.execute(FULLTEXT_QUERY, Map.of("query", query, "limit", (long) FULLTEXT_FETCH))) {
+            while (result.hasNext() && hits.size() < FULLTEXT_KEEP) {
+                Node node = (Node) result.next().get("node");
+                if (kg.equals(node.getProperty("kg", null))) {
+                    hits.add(new Hit(node, idOf(node), nameOf(node), node.getDegree(), typesOf(node)));
+                }
+            }
+        }
+        return hits;
+    }
+
+    /** The stop words plus the words of this KG's relation names ("directed_by" -> "directed"). */
+    private Set<String> stopWords() {
+        if (stopWords == null) {
+            Set<String> words = new HashSet<>(STOPWORDS);
+            try (ResourceIterator<Node> relations = tx.findNodes(RELATION, "kg", kg)) {
+                while (relations.hasNext()) {
+                    if (relations.next().getProperty("name", null) instanceof String name) {
+                        words.addAll(relationNameWords(name));
+                    }
+                }
+            }
+            stopWords = words;
+        }
+        return stopWords;
+    }
+
+    /** The words of one relation name longer than two letters and not numbers: "film.film.directed_by" -> film, directed. */
+    static Set<String> relationNameWords(String name) {
+        Set<String> words = new LinkedHashSet<>();
+        for (String w : PyText.split(normalize(RELATION_SEPARATOR.matcher(name).replaceAll(" ")))) {
+            if (PyText.length(w) > 2 && !PyText.isDigits(w)) {
+                words.add(w);
+            }
+        }
+        return words;
+    }
+
+    // ------------------------------------------------------------------------------------ vector fallback
+
+    /** Entities whose embedded name is all but identical to a content span's embedding. */
+    private List<Candidate> vector(List<Token> tokens, boolean[] content) {
+        // Maximal runs of content words and their sub-spans up to 4 words: the names the user may mean.
+        Map<String, int[]> spans = new LinkedHashMap<>();
+        int i = 0;
+        while (i < tokens.size()) {
+            if (!content[i]) {
+                i++;
+                continue;
+            }
+            int j = i;
+            while (j < tokens.size() && content[j]) {
+                j++;
+            }
+            for (int a = i; a < j; a++) {
+                for (int b = a + 1; b <= Math.min(j, a + 4); b++) {
+                    spans.putIfAbsent(PyText.strip(join(tokens, a, b), OUTER_PUNCT), new int[] {a, b});
+                }
+            }
+            i = j;
+        }
+        spans.remove("");
+        if (spans.isEmpty() || !vectorAvailable()) {
+            return List.of();
+        }
+        record Neighbour(int[] span, Node node, double score) {
+        }
+        List<Neighbour> neighbours = new ArrayList<>();
+        try (ModelCache.Lease<TextEncoder> encoder = TextEncoder.acquire(TextEncoder.DEFAULT_NAME)) {
+            for (Map.Entry<String, int[]> span : spans.entrySet()) {
+                List<Double> vector = new ArrayList<>();
+                for (float x : encoder.get().embed(span.getKey())) {
+                    vector.add((double) x);
+                }
+                try (Result result = tx.execute(VECTOR_QUERY, Map.of("k", (long) VECTOR_K, "vector", vector))) {
+                    while (result.hasNext()) {
+                        Map<String, Object> row = result.next();
+                        Node node = (Node) row.get("node");
+                        if (kg.equals(node.getProperty("kg", null))) {
+                            neighbours.add(new Neighbour(span.getValue(), node, ((Number) row.get("score")).doubleValue()));
+                        }
+                    }
+                }
+            }
+        }
+        // linking.py asks for all spans at once, ORDER BY score DESC; a stable sort keeps span order in ties
+        neighbours.sort((x, y) -> Double.compare(y.score(), x.score()));
+        List<Candidate> out = new ArrayList<>();
+        for (Neighbour n : neighbours) {
+            double similarity = 2 * n.score() - 1; // the index reports (1 + cos) / 2
+            if (similarity < VECTOR_MIN_COSINE) {
+                continue;
+            }
+            // as in linking.py, a vector candidate carries neither degree nor relationship types
+            out.add(new Candidate(n.node(), idOf(n.node()), nameOf(n.node()), n.span()[0], n.span()[1], "vector",
+                    0.75 * similarity, 0, List.of()));
+        }
+        return out;
+    }
+
+    /**
+     * Whether the fallback can run: a server without the exported encoder, ONNX Runtime or the vector index
+     * still links by name, with a warning (once) instead of an error.
+     */
+    private boolean vectorAvailable() {
+        String problem = null;
+        try {
+            Onnx.requireRuntime();
+            TextEncoder.requireFiles(TextEncoder.DEFAULT_NAME);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            problem = e.getMessage();
+        }
+        if (problem == null) {
+            boolean indexed = false;
+            for (var index : tx.schema().getIndexes(ENTITY)) {
+                indexed |= VECTOR_INDEX.equals(index.getName());
+            }
+            if (!indexed) {
+                problem = "there is no vector index '" + VECTOR_INDEX + "' (run `kgqa load` with embeddings)";
+            }
+        }
+        if (problem == null) {
+            return true;
+        }
+        if (log != null && WARNED.add(ModelsDir.root() + "|" + problem)) {
+            log.warn("kgqa entity linking: no vector fallback for names that neither match exactly nor"
+                    + " fuzzily: " + problem);
+        }
+        return false;
+    }
+
+    // -------------------------------------------------------------------------------------- explicit names
+
+    /**
+     * Resolves names or ids given by the caller: exact id, exact name, then a name equal up to case,
+     * accents and punctuation (through the full-text index).
+     *
+     * @param where the argument named in errors, e.g. {@code config.topicEntities}
+     * @throws IllegalArgumentException naming {@code where[i]} for a text that matches no entity
+     */
+    public List<Node> resolveExplicit(List<String> texts, String where) {
+        List<Node> found = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < texts.size(); i++) {
+            String text = texts.get(i);
+            List<Node> nodes = resolveOne(text);
+            if (nodes.isEmpty()) {
+                throw new IllegalArgumentException(where + "[" + i + "]: no entity with id or name '" + text
+                        + "' in KG '" + kg + "'");
+            }
+            for (Node node : nodes) {
+                if (seen.add(node.getElementId())) {
+                    found.add(node);
+                }
+            }
+        }
+        return found;
+    }
+
+    private List<Node> resolveOne(String text) {
+        List<Node> byId = find("id", text, 1);
+        if (!byId.isEmpty()) {
+            return byId;
+        }
+        List<Node> byName = find("name", text, MAX_PER_NAME);
+        if (!byName.isEmpty()) {
+            return byName;
+        }
+        return fulltextEqual(words(text));
+    }
+
+    /**
+     * Entities whose normalised name equals the normalised words, through a full-text phrase query (the
+     * analyzer lowercases but keeps accents and inner apostrophes, so the phrase keeps them too).
+     */
+    private List<Node> fulltextEqual(List<String> words) {
+        if (words.isEmpty()) {
+            return List.of();
+        }
+        String phrase = String.join(" ", words);
+        String normalized = normalize(phrase);
+        List<Node> matches = new ArrayList<>();
+        // Over-fetch: hits of other KGs sharing the index are dropped after the index call.
+        try (Result result = tx.execute(FULLTEXT_QUERY,
+                Map.of("query", "\"" + phrase + "\"", "limit", EXPLICIT_FULLTEXT_LIMIT * 4L))) {
+            while (result.hasNext() && matches.size() < MAX_PER_NAME) {
+                Node node = (Node) result.next().get("node");
+                if (kg.equals(node.getProperty("kg", null))
+                        && node.getProperty("name", null) instanceof String name && normalize(name).equals(normalized)) {
+                    matches.add(node);
+                }
+            }
+        }
+        return matches;
+    }
+
+    /**
+     * The words of {@code text}, case kept; safe inside a Lucene phrase (letters, digits and inner
+     * apostrophes only: no operators, no quotes).
+     */
+    static List<String> words(String text) {
+        List<String> words = new ArrayList<>();
+        Matcher matcher = WORD.matcher(text);
+        while (matcher.find()) {
+            words.add(matcher.group());
+        }
+        return words;
+    }
+
+    private List<Node> find(String key, String value, int limit) {
+        List<Node> nodes = new ArrayList<>();
+        try (ResourceIterator<Node> it = tx.findNodes(ENTITY, "kg", kg, key, value)) {
+            while (it.hasNext() && nodes.size() < limit) {
+                nodes.add(it.next());
+            }
+        }
+        return nodes;
+    }
+
+    private Node last(String key, String value) {
+        Node last = null;
+        try (ResourceIterator<Node> it = tx.findNodes(ENTITY, "kg", kg, key, value)) {
+            while (it.hasNext()) {
+                last = it.next();
+            }
+        }
+        return last;
+    }
+
+    // -------------------------------------------------------------------------------------- pure pieces
+
+    /** Lower-case words without accents or punctuation, single-spaced ("Schindler's List" -> "schindler s list"). */
+    public static String normalize(String text) {
+        String decomposed = Normalizer.normalize(text, Normalizer.Form.NFKD);
+        StringBuilder plain = new StringBuilder(decomposed.length());
+        decomposed.codePoints().filter(cp -> !PyText.isCombining(cp)).forEach(plain::appendCodePoint);
+        String lower = PyText.lower(plain.toString());
+        StringBuilder out = new StringBuilder(lower.length());
+        boolean inWord = false;
+        for (int i = 0; i < lower.length(); ) {
+            int cp = lower.codePointAt(i);
+            i += Character.charCount(cp);
+            // '_' joins words for \w but not here: linking.py turns it into a space first
+            if (cp != '_' && PyText.isWord(cp)) {
+                if (!inWord && out.length() > 0) {
+                    out.append(' ');
+                }
+                out.appendCodePoint(cp);
+                inWord = true;
+            } else {
+                inWord = false;
+            }
+        }
+        return out.toString();
+    }
+
+    /** The question cut at Python whitespace, each piece with its normal form. */
+    static List<Token> tokens(String question) {
+        List<Token> tokens = new ArrayList<>();
+        for (String text : PyText.split(question)) {
+            tokens.add(new Token(text, normalize(text)));
+        }
+        return tokens;
+    }
+
+    /** A token is content unless it is punctuation or made only of stop words. */
+    static boolean[] content(List<Token> tokens, Set<String> stop) {
+        boolean[] content = new boolean[tokens.size()];
+        for (int k = 0; k < content.length; k++) {
+            String norm = tokens.get(k).norm();
+            content[k] = !norm.isEmpty() && !stop.containsAll(PyText.split(norm));
+        }
+        return content;
+    }
+
+    /** Capitals after the first token, in a question that is not all capitals: then case carries meaning. */
+    static boolean hasCase(List<Token> tokens, String question) {
+        boolean upper = false;
+        for (int k = 1; k < tokens.size() && !upper; k++) {
+            upper = tokens.get(k).text().codePoints().anyMatch(Character::isUpperCase);
+        }
+        return upper && !PyText.isUpper(question);
+    }
+
+    /** {@code text} with Lucene query-parser special characters escaped and the operators AND/OR/NOT lower-cased. */
+    public static String escapeLucene(String text) {
+        String escaped = LUCENE_SPECIAL.matcher(text).replaceAll("\\\\$0");
+        StringBuilder out = new StringBuilder(escaped.length());
+        int i = 0;
+        while (i < escaped.length()) {
+            int operator = operatorAt(escaped, i);
+            if (operator > 0) {
+                out.append(escaped.substring(i, i + operator).toLowerCase(java.util.Locale.ROOT));
+                i += operator;
+            } else {
+                out.append(escaped.charAt(i));
+                i++;
+            }
+        }
+        return out.toString();
+    }
+
+    /** The length of AND/OR/NOT standing as a whole word at {@code i} (Python's {@code \b}), else 0. */
+    private static int operatorAt(String text, int i) {
+        if (i > 0 && PyText.isWord(text.codePointBefore(i))) {
+            return 0;
+        }
+        for (String operator : new String[] {"AND", "OR", "NOT"}) {
+            int end = i + operator.length();
+            if (text.startsWith(operator, i) && (end == text.length() || !PyText.isWord(text.codePointAt(end)))) {
+                return operator.length();
+            }
+        }
+        return 0;
+    }
+
+    /** Typos tolerated in a name of {@code length} characters: none up to 4, one up to 8, then one per 8 more. */
+    public static int allowedEdits(int length) {
+        if (length <= 4) {
+            return 0;
+        }
+        if (length <= 8) {
+            return 1;
+        }
+        return 1 + (length - 1) / 8;
+    }
+
+    /** Edit distance of {@code a} and {@code b}, or {@code bound + 1} as soon as it is known to exceed {@code bound}. */
+    public static int levenshtein(String a, String b, int bound) {
+        return levenshtein(PyText.codePoints(a), PyText.codePoints(b), bound);
+    }
+
+    static int levenshtein(int[] a, int[] b, int bound) {
+        if (Math.abs(a.length - b.length) > bound) {
+            return bound + 1;
+        }
+        if (Arrays.equals(a, b)) {
+            return 0;
+        }
+        int big = bound + 1;
+        int[] previous = new int[b.length + 1];
+        for (int j = 0; j <= b.length; j++) {
+            previous[j] = j <= bound ? j : big;
+        }
+        for (int i = 1; i <= a.length; i++) {
+            int ca = a[i - 1];
+            int lo = Math.max(1, i - bound);
+            int hi = Math.min(b.length, i + bound);
+            int[] current = new int[b.length + 1];
+            Arrays.fill(current, big);
+            current[0] = i <= bound ? i : big;
+            int rowMin = current[0];
+            for (int j = lo; j <= hi; j++) {
+                int value = previous[j - 1] + (ca != b[j - 1] ? 1 : 0);
+                if (previous[j] + 1 < value) {
+                    value = previous[j] + 1;
+                }
+                if (current[j - 1] + 1 < value) {
+                    value = current[j - 1] + 1;
+                }
+                current[j] = value;
+                if (value < rowMin) {
+                    rowMin = value;
+                }
+            }
+            if (rowMin > bound) {
+                return big;
+            }
+            previous = current;
+        }
+        return Math.min(previous[b.length], big);
+    }
+
+    /**
+     * As typed, lower case, Every Word Capitalised, Title Case with minor words lower, First capital; each once,
+     * in that order.
+     */
+    public static List<String> caseVariants(String text) {
+        String[] words = text.split(" ", -1);
+        StringBuilder capitalised = new StringBuilder();
+        StringBuilder title = new StringBuilder();
+        for (int k = 0; k < words.length; k++) {
+            String w = words[k];
+            if (k > 0) {
+                capitalised.append(' ');
+                title.append(' ');
+            }
+            capitalised.append(PyText.capitalizeFirst(w));
+            title.append(k > 0 && MINOR.contains(PyText.lower(w)) ? w : PyText.capitalizeFirst(w));
+        }
+        LinkedHashSet<String> variants = new LinkedHashSet<>(List.of(text, PyText.lower(text),
+                capitalised.toString(), title.toString(), PyText.capitalizeFirst(text)));
+        return new ArrayList<>(variants);
+    }
+
+    /** Strings to look up by exact name -> the spans they come from, in the order linking.py builds them. */
+    static Map<String, List<SpanRef>> exactLookups(List<Token> tokens) {
+        Map<String, List<SpanRef>> lookups = new LinkedHashMap<>();
+        for (int i = 0; i < tokens.size(); i++) {
+            if (tokens.get(i).norm().isEmpty()) {
+                continue;
+            }
+            for (int j = i + 1; j <= Math.min(tokens.size(), i + MAX_SPAN_TOKENS); j++) {
+                if (tokens.get(j - 1).norm().isEmpty()) {
+                    continue;
+                }
+                String raw = join(tokens, i, j);
+                // linking.py iterates a set here; the order cannot matter: a lookup string names one entity
+                // name, and entities with different names never tie in resolve
+                Set<String> typed = new LinkedHashSet<>(List.of(raw, PyText.strip(raw, OUTER_PUNCT),
+                        PyText.rstrip(raw, OUTER_PUNCT), PyText.lstrip(raw, OUTER_PUNCT)));
+                for (String text : typed) {
+                    if (text.isEmpty()) {
+                        continue;
+                    }
+                    for (String variant : caseVariants(text)) {
+                        lookups.computeIfAbsent(variant, v -> new ArrayList<>())
+                                .add(new SpanRef(i, j, typed.contains(variant)));
+                    }
+                }
+            }
+        }
+        return lookups;
+    }
+
+    /**
+     * One OR query over the words of the question ("" when it has no content word). Content words count
+     * fully and longer ones become fuzzy terms ({@code word~1}, {@code ~2} from 8 letters: a typed word may
+     * have lost a letter); question words count a little ({@code the^0.2}), so that long names made mostly
+     * of them ("We're No Angels") still rank. Each word goes both normalised and as typed (lower-case,
+     * accents and inner apostrophes kept, as the analyzer indexes "O'Hara" and "Chéri"), always escaped.
+     */
+    static String luceneQuery(List<Token> tokens, boolean[] content) {
+        boolean any = false;
+        for (boolean c : content) {
+            any |= c;
+        }
+        if (!any) {
+            return "";
+        }
+        Set<String> terms = new LinkedHashSet<>();
+        for (int k = 0; k < tokens.size(); k++) {
+            Token t = tokens.get(k);
+            String typed = PyText.lower(PyText.strip(t.text(), OUTER_PUNCT));
+            Set<String> forms = new LinkedHashSet<>(PyText.split(t.norm()));
+            if (!typed.isEmpty() && !typed.equals(t.norm())) {
+                forms.add(typed);
+            }
+            for (String w : forms) {
+                if (!content[k]) {
+                    terms.add(escapeLucene(w) + "^0.2");
+                    continue;
+                }
+                int length = PyText.length(w);
+                int edits = length < 4 ? 0 : length < 8 ? 1 : 2;
+                terms.add(edits > 0 ? escapeLucene(w) + "~" + edits : escapeLucene(w));
+            }
+        }
+        return String.join(" ", terms);
+    }
+
+    /** A span of the question as linking.py compares it with a name: normalised words, with and without spaces. */
+    private record Window(int start, int end, String spaced) {
+    }
+
+    /** Each full-text hit placed on the span of the question it matches best, if one matches closely. */
+    static List<Candidate> align(List<Hit> hits, List<Token> tokens) {
+        Map<String, Window> windows = new HashMap<>();
+        Map<Integer, List<String>> byLength = new HashMap<>();
+        for (int i = 0; i < tokens.size(); i++) {
+            if (tokens.get(i).norm().isEmpty()) {
+                continue;
+            }
+            for (int j = i + 1; j <= Math.min(tokens.size(), i + MAX_SPAN_TOKENS); j++) {
+                if (tokens.get(j - 1).norm().isEmpty()) {
+                    continue;
+                }
+                StringBuilder spaced = new StringBuilder();
+                for (int k = i; k < j; k++) {
+                    String norm = tokens.get(k).norm();
+                    if (!norm.isEmpty()) {
+                        if (spaced.length() > 0) {
+                            spaced.append(' ');
+                        }
+                        spaced.append(norm);
+                    }
+                }
+                String squeezed = spaced.toString().replace(" ", "");
+                if (!windows.containsKey(squeezed)) {
+                    windows.put(squeezed, new Window(i, j, spaced.toString()));
+                    byLength.computeIfAbsent(PyText.length(squeezed), n -> new ArrayList<>()).add(squeezed);
+                }
+            }
+        }
+        List<Candidate> out = new ArrayList<>();
+        for (Hit hit : hits) {
+            String spacedTarget = normalize(hit.name());
+            String target = spacedTarget.replace(" ", "");
+            if (target.isEmpty()) {
+                continue;
+            }
+            Window found = windows.get(target);
+            double quality;
+            String how;
+            if (found != null) {
+                quality = found.spaced().equals(spacedTarget) ? 0.95 : 0.93;
+                how = "fulltext";
+            } else {
+                int[] targetPoints = PyText.codePoints(target);
+                int length = targetPoints.length;
+                int bound = allowedEdits(length);
+                Set<Integer> letters = new HashSet<>();
+                for (int cp : targetPoints) {
+                    letters.add(cp);
+                }
+                int bestDistance = -1;
+                String bestWindow = null;
+                for (int n = length - bound; n <= length + bound; n++) {
+                    for (String window : byLength.getOrDefault(n, List.of())) {
+                        int[] points = PyText.codePoints(window);
+                        // cheap necessary conditions first: a typo rarely hits both ends of a name, and each
+                        // edit changes at most two letters of the alphabet used
+                        if ((points[0] != targetPoints[0] && points[points.length - 1] != targetPoints[length - 1])
+                                || symmetricDifference(letters, points) > 2 * bound) {
+                            continue;
+                        }
+                        int d = levenshtein(points, targetPoints, bound);
+                        if (d <= bound && (bestWindow == null || d < bestDistance)) {
+                            bestDistance = d;
+                            bestWindow = window;
+                        }
+                    }
+                }
+                if (bestWindow == null) {
+                    continue;
+                }
+                found = windows.get(bestWindow);
+                quality = 1 - 1.5 * bestDistance / length;
+                how = "fuzzy";
+            }
+            out.add(new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), how, quality,
+                    hit.degree(), hit.types()));
+        }
+        return out;
+    }
+
+    private static int symmetricDifference(Set<Integer> letters, int[] window) {
+        Set<Integer> other = new HashSet<>();
+        for (int cp : window) {
+            other.add(cp);
+        }
+        int count = 0;
+        for (int cp : other) {
+            if (!letters.contains(cp)) {
+                count++;
+            }
+        }
+        for (int cp : letters) {
+            if (!other.contains(cp)) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /** Crude stems (first four letters of words of four letters or more): "starred", "star" -> "star". */
+    static Set<String> stems(Iterable<String> texts) {
+        Set<String> stems = new HashSet<>();
+        for (String text : texts) {
+            for (String w : PyText.split(text)) {
+                if (PyText.length(w) >= 4) {
+                    stems.add(PyText.prefix(w, 4));
+                }
+            }
+        }
+        return stems;
+    }
+
+    /**
+     * How likely the span means the entity: match quality times name-likeness of the span. Sets and returns
+     * {@code c.score}, which may exceed 1 after the nudges (ranked as is, reported capped at 1). The
+     * operations run in linking.py's order: the scores are compared after rounding to 3 decimals.
+     */
+    static double score(Candidate c, List<Token> tokens, boolean[] content, boolean hasCase, Set<String> cues) {
+        int contentChars = 0;
+        int stopChars = 0;
+        int contentWords = 0;
+        for (int k = c.start; k < c.end; k++) {
+            int chars = PyText.length(tokens.get(k).norm().replace(" ", ""));
+            if (content[k]) {
+                contentChars += chars;
+                contentWords++;
+            } else {
+                stopChars += chars;
+            }
+        }
+        int nameWords = Math.max(PyText.split(normalize(c.name)).size(), 1);
+        // Longer names are less likely to be accidental: saturating in characters and in words.
+        double weight = contentChars + 0.4 * stopChars;
+        double score = c.match * (1 - 0.55 * Math.exp(-weight / 6) - 0.15 * Math.exp(-(nameWords - 1)));
+        // Capitals, when the question has any: sentence-initial words say nothing, so they are skipped.
+        List<Boolean> capital = new ArrayList<>();
+        for (int k = c.start; k < c.end; k++) {
+            Token t = tokens.get(k);
+            boolean judged = (content[k] || contentWords == 0) && !t.norm().isEmpty() && k > 0
+                    && !(k > c.start && MINOR.contains(t.norm()));
+            if (judged) {
+                capital.add(PyText.firstIsUpper(PyText.lstrip(t.text(), OUTER_PUNCT)) || PyText.firstIsDigit(t.norm()));
+            }
+        }
+        boolean capitalised = hasCase && !capital.isEmpty() && !capital.contains(false);
+        if (contentWords == 0) { // only question words ("what", "movies", "star"): rarely the entity meant
+            score *= capitalised ? 0.6 : 0.25;
+        }
+        // A content word right next to the span suggests the name goes on ("Bad Boy" in "Bad Boy Buby").
+        for (int k : new int[] {c.start - 1, c.end}) {
+            if (k >= 0 && k < tokens.size() && content[k]) {
+                score *= 0.85;
+            }
+        }
+        if (capitalised) {
+            score *= 1.12;
+        } else if (hasCase && !capital.isEmpty() && !capital.contains(true)) {
+            score *= 0.88;
+        }
+        // The question talks about one of the entity's relations ("star" -> starred_actors): a small nudge that
+        // decides between namesakes ("lee pace" the tag, "Lee Pace" the actor) and little else.
+        if (!cues.isEmpty() && !c.types.isEmpty()) {
+            List<String> relationTexts = new ArrayList<>();
+            for (String type : c.types) {
+                relationTexts.add(normalize(RELATION_SEPARATORS.matcher(type).replaceAll(" ")));
+            }
+            Set<String> relationStems = stems(relationTexts);
+            relationStems.retainAll(cues);
+            if (!relationStems.isEmpty()) {
+                score *= 1.03;
+            }
+        }
+        c.score = score;
+        return score;
+    }
+
+    /** Best first, no two chosen spans overlapping, no entity twice, weak leftovers dropped. */
+    static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities) {
+        List<Candidate> ordered = new ArrayList<>(candidates);
+        Map<Candidate, Double> rounded = new HashMap<>();
+        for (Candidate c : candidates) {
+            rounded.put(c, PyText.round(c.score, 3));
+        }
+        // linking.py's key (-round(score, 3), -(span length), -degree, name) in a stable sort
+        ordered.sort((x, y) -> {
+            double rx = rounded.get(x);
+            double ry = rounded.get(y);
+            if (rx != ry) {
+                return rx > ry ? -1 : 1;
+            }
+            int byLength = Integer.compare(y.end - y.start, x.end - x.start);
+            if (byLength != 0) {
+                return byLength;
+            }
+            int byDegree = Integer.compare(y.degree, x.degree);
+            return byDegree != 0 ? byDegree : PyText.compare(x.name, y.name);
+        });
+        List<Candidate> chosen = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (Candidate c : ordered) {
+            if (c.score < MIN_SCORE || chosen.size() >= maxEntities) {
+                break;
+            }
+            if (!chosen.isEmpty() && c.score < SECONDARY_RATIO * chosen.get(0).score) {
+                break;
+            }
+            if (seen.contains(c.id)) {
+                continue;
+            }
+            // Same words, other entity ("ringo lam" the tag, "Ringo Lam" the person): both stand, best first.
+            boolean twin = false;
+            boolean overlaps = false;
+            for (Candidate o : chosen) {
+                twin |= o.start == c.start && o.end == c.end && c.score >= TWIN_RATIO * o.score
+                        && normalize(o.name).equals(normalize(c.name));
+                overlaps |= c.start < o.end && o.start < c.end;
+            }
+            if (!twin && overlaps) {
+                continue;
+            }
+            chosen.add(c);
+            seen.add(c.id);
+        }
+        List<Link> links = new ArrayList<>(chosen.size());
+        for (Candidate c : chosen) {
+            links.add(new Link(c.node, c.id, c.name, PyText.round(Math.min(c.score, 1.0), 4), c.how,
+                    PyText.strip(join(tokens, c.start, c.end), OUTER_PUNCT)));
+        }
+        return links;
+    }
+
+    // ------------------------------------------------------------------------------------------ helpers
+
+    private static String join(List<Token> tokens, int start, int end) {
+        StringBuilder out = new StringBuilder();
+        for (int k = start; k < end; k++) {
+            if (k > start) {
+                out.append(' ');
+            }
+            out.append(tokens.get(k).text());
+        }
+        return out.toString();
+    }
+
+    /** {@code str(node.id)}, as linking.py reports it. */
+    private static String idOf(Node node) {
+        return pythonStr(node.getProperty("id", null));
+    }
+
+    private static String nameOf(Node node) {
+        return pythonStr(node.getProperty("name", null));
+    }
+
+    private static String pythonStr(Object value) {
+        return value == null ? "None" : String.valueOf(value);
+    }
+
+    private static List<String> typesOf(Node node) {
+        List<String> types = new ArrayList<>();
+        for (RelationshipType type : node.getRelationshipTypes()) {
+            types.add(type.name());
+        }
+        return types;
+    }
+}

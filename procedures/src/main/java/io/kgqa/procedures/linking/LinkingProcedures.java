@@ -1,0 +1,78 @@
+package io.kgqa.procedures.linking;
+
+import io.kgqa.procedures.util.KnowledgeGraphs;
+import io.kgqa.procedures.util.Options;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.logging.Log;
+import org.neo4j.procedure.Context;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Name;
+import org.neo4j.procedure.Procedure;
+
+/** The {@code kgqa.link.*} namespace: entity linking inside the database (the algorithm is {@link EntityLinker}). */
+public class LinkingProcedures {
+
+    public static final int DEFAULT_MAX_ENTITIES = 3;
+    public static final int LIMIT_MAX_ENTITIES = 20;
+
+    private static final Set<String> ENTITIES_KEYS = Set.of("kg", "maxEntities");
+
+    @Context
+    public Transaction tx;
+
+    @Context
+    public Log log;
+
+    /** One row of {@code kgqa.link.entities}. Public fields: Neo4j maps them to YIELD columns. */
+    public static class LinkedEntity {
+        public final String id;
+        public final String name;
+        /** In [0, 1]; 1 for a [bracketed] exact name or id. */
+        public final double score;
+        /** bracket, exact, fulltext, fuzzy or vector. */
+        public final String how;
+        /** The words of the question that name the entity. */
+        public final String span;
+
+        public LinkedEntity(String id, String name, double score, String how, String span) {
+            this.id = id;
+            this.name = name;
+            this.score = score;
+            this.how = how;
+            this.span = span;
+        }
+
+        static LinkedEntity of(EntityLinker.Link link) {
+            return new LinkedEntity(link.id(), link.name(), link.score(), link.how(), link.span());
+        }
+    }
+
+    @Procedure(name = "kgqa.link.entities", mode = Mode.READ)
+    @Description("kgqa.link.entities(question :: STRING, config = {} :: MAP) :: (id :: STRING, name :: STRING,"
+            + " score :: FLOAT, how :: STRING, span :: STRING) - the topic entities of a question, best first."
+            + " [Bracketed] text is looked up by exact name, then id, else linked as free text. Free text: word"
+            + " n-grams (up to 12 words) looked up by exact name in a few case variants, plus one full-text query"
+            + " (fuzzy for longer words) aligned back onto the question with a bounded edit distance, plus, only"
+            + " when nothing scores 0.3, near-identical names through the entity_embedding vector index; each"
+            + " candidate is scored in [0, 1] (exact over fuzzy, longer over shorter, names over question words,"
+            + " capitals) and overlapping spans are resolved best first. how is bracket, exact, fulltext, fuzzy"
+            + " or vector; span the words linked. config: kg (default: the only or most recently loaded complete"
+            + " KG); maxEntities (default 3, between 1 and 20). An empty question gives no rows.")
+    public Stream<LinkedEntity> entities(
+            @Name("question") String question,
+            @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        Options options = new Options(config, "config", ENTITIES_KEYS);
+        int maxEntities = options.integer("maxEntities", DEFAULT_MAX_ENTITIES, 1, LIMIT_MAX_ENTITIES);
+        if (question == null) {
+            throw new IllegalArgumentException("question must be a string, got null");
+        }
+        String kg = options.has("kg")
+                ? KnowledgeGraphs.require(tx, options.string("kg", null), "config.kg")
+                : KnowledgeGraphs.defaultKg(tx, "config.kg");
+        return new EntityLinker(tx, kg, log).link(question, maxEntities).stream().map(LinkedEntity::of);
+    }
+}

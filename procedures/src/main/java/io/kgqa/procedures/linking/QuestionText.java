@@ -1,0 +1,44 @@
+package io.kgqa.procedures.linking;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** The two readings of a question's {@code [brackets]}: the marked entity names, and the text without the marks. */
+public final class QuestionText {
+
+    private static final Pattern BRACKETS = Pattern.compile("\\[([^\\[\\]]+)]");
+    private static final Pattern BRACKET_CHARS = Pattern.compile("[\\[\\]]");
+    private static final Pattern SPACES = Pattern.compile("\\s+", Pattern.UNICODE_CHARACTER_CLASS);
+
+    private QuestionText() {
+    }
+
+    /**
+     * The text whose embedding is z_q: every '[' and ']' replaced by a space, runs of whitespace collapsed,
+     * trimmed ("who directed [Kismet]" -> "who directed Kismet"). Must stay identical to
+     * {@code kgqa.retrieve.subgraphrag.question_text}, which training uses, so both embed the same string.
+     */
+    public static String withoutBrackets(String question) {
+        String spaced = BRACKET_CHARS.matcher(question).replaceAll(" ");
+        return SPACES.matcher(spaced).replaceAll(" ").trim();
+    }
+
+    /**
+     * The texts inside [brackets], stripped (Python's whitespace), blank ones dropped, each once, in
+     * order of first appearance (as {@code retrieve/linking.py} reads them).
+     */
+    public static List<String> bracketed(String question) {
+        LinkedHashSet<String> found = new LinkedHashSet<>();
+        Matcher matcher = BRACKETS.matcher(question);
+        while (matcher.find()) {
+            String text = PyText.strip(matcher.group(1));
+            if (!text.isEmpty()) {
+                found.add(text);
+            }
+        }
+        return new ArrayList<>(found);
+    }
+}

@@ -1,0 +1,1 @@
+"""The question-answering layer: link -> retrieve -> answer, the method registry and stage timing."""

@@ -1,0 +1,135 @@
+"""Question in, evidence and answers out: link -> retrieve -> answer, timed. `kgqa ask`, `kgqa eval` and the
+bench scripts all go through :class:`QuestionAnswerer`.
+
+This is the only place that times the stages: ``linking``, ``retrieval``, ``answering`` and ``total`` (wall
+clock around the three), plus whatever sub-stages the retriever recorded in ``Evidence.latency_ms``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kgqa.answer import NO_EVIDENCE, NO_TOPIC_ENTITY, Answer, answer, is_offline, no_answer
+from kgqa.core.errors import KgqaError
+from kgqa.core.types import Evidence, LinkedEntity
+from kgqa.graph.kg import resolve_kg
+from kgqa.qa.methods import choose_method, make_retriever
+from kgqa.retrieve.base import Retriever
+from neo4j import Driver
+
+STAGES = ("linking", "retrieval", "answering", "total")
+Linker = Callable[[str, str], list[LinkedEntity]]  # (question, kg) -> topic entities, best first
+
+
+@dataclass
+class Result:
+    evidence: Evidence
+    answer: Answer
+    latency_ms: dict[str, float]  # the stages above, then the retriever's sub-stages
+    llm: str | None  # None: the extractive answerer
+
+    @property
+    def answers(self) -> list[str]:
+        return self.answer.answers
+
+    def to_json(self) -> dict[str, Any]:
+        """The `kgqa ask --json` object (DESIGN.md, CLI contract)."""
+        ev = self.evidence
+        return {
+            "question": ev.question,
+            "kg": ev.kg,
+            "method": ev.method,
+            "llm": self.llm,
+            "topic_entities": [e.name for e in ev.topic_entities],
+            "linked_entities": [
+                {"id": e.id, "name": e.name, "score": round(e.score, 4), "how": e.how, "span": e.span}
+                for e in ev.topic_entities
+            ],
+            "answers": self.answer.answers,
+            "answer_scores": [round(s, 4) for s in self.answer.scores],
+            "triplets": [list(t) for t in ev.triplets],
+            "hops": ev.hops,
+            "explanation": self.answer.explanation,
+            "trace": ev.trace.to_json() if ev.trace is not None else None,
+            "latency_ms": {k: round(v, 2) for k, v in self.latency_ms.items()},
+        }
+
+
+def _db_linker(driver: Driver) -> Linker:
+    from kgqa.retrieve.linking import link_entities
+
+    return lambda question, kg: link_entities(driver, question, kg)
+
+
+class QuestionAnswerer:
+    """One method, KG, answerer and evidence size, kept warm across questions (the retriever is built once).
+
+    ``kg`` None means the only or most recently loaded KG. ``linker`` replaces the database's entity linker
+    (tests replay recorded questions without a database).
+    """
+
+    def __init__(
+        self,
+        driver: Driver | None,
+        method: str = "auto",
+        kg: str | None = None,
+        llm: str | None = None,
+        k: int = 100,
+        linker: Linker | None = None,
+        retriever: Retriever | None = None,
+    ) -> None:
+        if k <= 0:
+            raise KgqaError(f"-k must be positive, got {k}")
+        self.driver = driver
+        self.kg = resolve_kg(driver, kg).name if driver is not None else (kg or "")
+        self.method = retriever.name if retriever is not None else choose_method(method)
+        self.retriever = retriever or make_retriever(driver, self.method)  # type: ignore[arg-type]
+        self.llm = None if is_offline(llm) else llm
+        self.k = k
+        if linker is None and driver is None:
+            raise KgqaError("a question-answerer without a database needs a linker")
+        self.link = linker or _db_linker(driver)  # type: ignore[arg-type]
+
+    def ask(self, question: str, topic_entities: list[LinkedEntity] | None = None) -> Result:
+        """Answers ``question``; ``topic_entities`` given (e.g. by a benchmark) skip linking."""
+        if not question or not question.strip():
+            raise KgqaError("the question is empty")
+        began = time.perf_counter()
+        topics = list(topic_entities) if topic_entities else self.link(question, self.kg)
+        linked = time.perf_counter()
+        evidence = self.retriever.retrieve(question, self.kg, self.k, topics)
+        retrieved = time.perf_counter()
+        if not evidence.topic_entities:
+            reply = no_answer(NO_TOPIC_ENTITY)
+        elif evidence.is_empty:
+            reply = no_answer(evidence.reason or NO_EVIDENCE)
+        else:
+            reply = answer(evidence, self.llm)
+        done = time.perf_counter()
+        latency = {
+            "linking": (linked - began) * 1000,
+            "retrieval": (retrieved - linked) * 1000,
+            "answering": (done - retrieved) * 1000,
+            "total": (done - began) * 1000,
+        }
+        for stage, ms in evidence.latency_ms.items():
+            latency.setdefault(stage, ms)
+        return Result(evidence, reply, latency, self.llm)
+
+
+def answer_question(
+    driver: Driver,
+    question: str,
+    kg: str | None = None,
+    method: str = "auto",
+    llm: str | None = None,
+    k: int = 100,
+    topic_entities: list[LinkedEntity] | None = None,
+) -> Result:
+    """One question, start to end: what `kgqa ask` runs."""
+    if not question or not question.strip():
+        raise KgqaError("the question is empty")
+    return QuestionAnswerer(driver, method, kg, llm, k).ask(question, topic_entities)

@@ -1,0 +1,123 @@
+"""The one registry of retrieval methods: names, aliases, the retriever class behind each, and ``auto``.
+
+Retrievers are imported by name only when asked for, so that a method whose optional dependency is missing
+fails with a one-line error instead of taking the others down. A ``module:Class`` spec names any
+:class:`~kgqa.retrieve.base.Retriever` subclass (the test suite's fixture methods use it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgqa.core.config import kgqa_home
+from kgqa.core.errors import KgqaError
+from kgqa.retrieve.base import Retriever
+from neo4j import Driver
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    target: str  # "module:Class"
+    summary: str
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("sgrag", "kgqa.retrieve.sgrag:SgragRetriever", "SG-RAG: question-type Cypher templates + MOT"),
+        Method("frag", "kgqa.retrieve.frag:FragRetriever", "FRAG: hop range, PPR pruning, ranked paths"),
+        Method(
+            "subgraphrag",
+            "kgqa.retrieve.subgraphrag:SubgraphRagRetriever",
+            "SubgraphRAG: DDE + trained MLP scored in the database",
+        ),
+        Method(
+            "cosine",
+            "kgqa.retrieve.cosine_baseline:CosineRetriever",
+            "baseline: SubgraphRAG's candidates ranked by cosine similarity",
+        ),
+    )
+}
+ALIASES = {"cosine_baseline": "cosine", "sg-rag": "sgrag", "subgraph-rag": "subgraphrag"}
+# --method auto before any `kgqa eval --split dev` has ranked the methods: best measured on MetaQA dev first.
+DEFAULT_PREFERENCE = ("sgrag", "subgraphrag", "frag")
+RANKING_FILE = "method-ranking.json"
+
+
+def canonical(method: str) -> str:
+    """The registry name of ``method`` (aliases and case folded); a ``module:Class`` spec as given."""
+    if ":" in method:
+        return method.strip()
+    key = method.strip().lower()
+    return ALIASES.get(key, key)
+
+
+def retriever_class(method: str) -> type[Retriever]:
+    """The Retriever class of ``method``; a one-line error when it is unknown or cannot be imported."""
+    name = canonical(method)
+    if ":" in name:
+        target = name
+    elif name in METHODS:
+        target = METHODS[name].target
+    else:
+        raise KgqaError(f"unknown method {method!r}; choose one of: auto, {', '.join(METHODS)}")
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        reason = f"no module named {exc.name!r}" if isinstance(exc, ModuleNotFoundError) else str(exc)
+        raise KgqaError(
+            f"method {method!r} is not available: cannot import {module_name} ({reason})"
+        ) from exc
+    found = getattr(module, class_name, None)
+    if not (inspect.isclass(found) and issubclass(found, Retriever)) or inspect.isabstract(found):
+        raise KgqaError(f"method {method!r}: {target} is not a Retriever class")
+    return found
+
+
+def make_retriever(driver: Driver, method: str) -> Retriever:
+    return retriever_class(method)(driver)
+
+
+def ranking_path() -> Path:
+    """Where `kgqa eval --split dev` records the methods' dev Hits@1 for ``--method auto``."""
+    return kgqa_home() / RANKING_FILE
+
+
+def choose_method(method: str) -> str:
+    """``method`` checked against the registry; ``auto``: the best-ranked method on dev, else a preference."""
+    if canonical(method) != "auto":
+        retriever_class(method)  # unknown or unavailable: fail now, with the reason
+        return canonical(method)
+    candidates = list(DEFAULT_PREFERENCE)
+    try:
+        ranking = json.loads(ranking_path().read_text(encoding="utf-8"))["ranking"]
+        candidates = [str(m) for m in ranking] + candidates
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    for name in candidates:
+        if name not in METHODS:
+            continue
+        try:
+            retriever_class(name)
+        except KgqaError:
+            continue
+        return name
+    raise KgqaError("no retrieval method is available")
+
+
+def method_status() -> dict[str, str]:
+    """Every registered method with "" when it can run here, else the one-line reason it cannot."""
+    status: dict[str, str] = {}
+    for name in METHODS:
+        try:
+            retriever_class(name)
+            status[name] = ""
+        except KgqaError as exc:
+            status[name] = str(exc)
+    return status
