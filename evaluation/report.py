@@ -13,8 +13,8 @@ from typing import Any
 
 from kgqa.evaluation.metrics import aggregate, latency_summary
 from kgqa.graph.versions import server_versions
+from kgqa.qa.answering import STAGES
 
-STAGES = ("linking", "retrieval", "answering", "total")
 PACKAGES = (
     "neo4j",
     "neo4j-rust-ext",

@@ -20,7 +20,7 @@ from kgqa.qa.methods import choose_method, make_retriever
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
-STAGES = ("linking", "retrieval", "answering", "total")
+STAGES = ("linking", "retrieval", "answering", "total")  # what every answer is timed by, in this order
 Linker = Callable[[str, str], list[LinkedEntity]]  # (question, kg) -> topic entities, best first
 
 

@@ -124,10 +124,6 @@ def classifier_hop_predictor() -> HopPredictor:
 # --- embeddings (question, relations, relation chains) ------------------------------------------------------
 
 
-def _embed(texts: Sequence[str]) -> np.ndarray:
-    return embed(texts)
-
-
 class _ChainCache:
     """Embeddings of verbalised relation chains; chains recur across questions, so they are computed once."""
 
@@ -140,7 +136,7 @@ class _ChainCache:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._data]
         if missing:
-            vectors = _embed(missing)
+            vectors = embed(missing)
             with self._lock:
                 for text, vector in zip(missing, vectors, strict=True):
                     self._data[text] = vector
@@ -362,7 +358,7 @@ class FragRetriever(Retriever):
 
         mark = time.perf_counter()
         query = relation_query(question, topic_entities)
-        question_vector = _embed([query])[0]
+        question_vector = embed([query])[0]
         allowed, relation_scores, word_match = self._prune_relations(kg, query, question_vector)
         timings["frag_relations"] = _ms(mark)
 
