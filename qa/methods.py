@@ -37,13 +37,23 @@ METHODS: dict[str, Method] = {
             "SubgraphRAG: DDE + trained MLP scored in the database",
         ),
         Method(
+            "simgrag",
+            "kgqa.retrieve.simgrag:SimGragRetriever",
+            "SimGRAG: the question's pattern graph matched by Graph Semantic Distance (no LLM, no training)",
+        ),
+        Method(
             "cosine",
             "kgqa.retrieve.cosine_baseline:CosineRetriever",
             "baseline: SubgraphRAG's candidates ranked by cosine similarity",
         ),
     )
 }
-ALIASES = {"cosine_baseline": "cosine", "sg-rag": "sgrag", "subgraph-rag": "subgraphrag"}
+ALIASES = {
+    "cosine_baseline": "cosine",
+    "sg-rag": "sgrag",
+    "subgraph-rag": "subgraphrag",
+    "sim-grag": "simgrag",
+}
 # --method auto before any `kgqa eval --split dev` has ranked the methods: best measured on MetaQA dev first.
 DEFAULT_PREFERENCE = ("sgrag", "subgraphrag", "frag")
 RANKING_FILE = "method-ranking.json"

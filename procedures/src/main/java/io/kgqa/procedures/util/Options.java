@@ -33,6 +33,11 @@ public final class Options {
         return values.get(key) != null;
     }
 
+    /** The value as given, unchecked; for maps whose shape the caller validates. */
+    public Object raw(String key) {
+        return values.get(key);
+    }
+
     public String where(String key) {
         return argument + "." + key;
     }

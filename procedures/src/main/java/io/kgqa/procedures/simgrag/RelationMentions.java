@@ -1,0 +1,111 @@
+package io.kgqa.procedures.simgrag;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * How strongly a question word names each relation of a KG, with no training: the best cosine similarity
+ * between the word's embedding and the relation's text or one of its content words ("directed by",
+ * "directed"), raised to {@link #LEXICAL} when the word and a relation word share a stem ("directors" and
+ * "directed", "screenwriter" and "written"), which sentence encoders miss for agent nouns.
+ */
+final class RelationMentions {
+
+    /** A stem match is as strong as a near-synonym. */
+    static final double LEXICAL = 0.9;
+    private static final Set<String> RELATION_STOP = Set.of("by", "has", "have", "in", "of", "the", "a", "is", "to",
+            "for", "on", "at", "from", "with", "and");
+    private static final String[] SUFFIXES = {"ings", "ing", "ers", "ors", "er", "or", "ed", "es", "s", "ions", "ion",
+        "ten", "en"};
+
+    record Relation(String name, String text, List<float[]> parts, Set<String> stems) {
+    }
+
+    private final List<Relation> relations;
+    private final Function<String, float[]> embed;
+
+    /**
+     * @param texts relation type name -> its readable text ("directed_by" -> "directed by")
+     * @param embed the text encoder (unit vectors)
+     */
+    RelationMentions(Map<String, String> texts, Function<String, float[]> embed) {
+        this.embed = embed;
+        this.relations = new ArrayList<>();
+        for (Map.Entry<String, String> e : texts.entrySet()) {
+            String text = e.getValue().toLowerCase(Locale.ROOT);
+            List<float[]> parts = new ArrayList<>();
+            parts.add(embed.apply(text));
+            Set<String> stems = new HashSet<>();
+            List<String> words = Arrays.stream(text.split("[^a-z0-9]+")).filter(w -> !w.isEmpty()).toList();
+            for (String w : words) {
+                if (RELATION_STOP.contains(w)) {
+                    continue;
+                }
+                if (words.size() > 1) {
+                    parts.add(embed.apply(w));
+                }
+                String s = stem(w);
+                if (s.length() >= 3) {
+                    stems.add(s);
+                }
+            }
+            relations.add(new Relation(e.getKey(), text, parts, stems));
+        }
+    }
+
+    List<Relation> relations() {
+        return relations;
+    }
+
+    /** relation name -> evidence in [-1, 1] that {@code word} names it. */
+    Map<String, Double> scores(String word) {
+        float[] v = embed.apply(word);
+        String st = stem(word);
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (Relation r : relations) {
+            double best = -1;
+            for (float[] p : r.parts()) {
+                best = Math.max(best, dot(v, p));
+            }
+            for (String x : r.stems()) {
+                if (st.equals(x) || (x.length() >= 4 && (st.endsWith(x) || st.startsWith(x)))
+                        || (st.length() >= 4 && x.startsWith(st))) {
+                    best = Math.max(best, LEXICAL);
+                }
+            }
+            out.put(r.name(), best);
+        }
+        return out;
+    }
+
+    /** A light English stemmer: one common suffix off, then a doubled final consonant ("starred" -> "star"). */
+    static String stem(String word) {
+        String w = word.toLowerCase(Locale.ROOT);
+        for (String suffix : SUFFIXES) {
+            if (w.endsWith(suffix) && w.length() - suffix.length() >= 3) {
+                w = w.substring(0, w.length() - suffix.length());
+                break;
+            }
+        }
+        int n = w.length();
+        if (n >= 4 && w.charAt(n - 1) == w.charAt(n - 2) && "aeiou".indexOf(w.charAt(n - 1)) < 0) {
+            w = w.substring(0, n - 1);
+        }
+        return w;
+    }
+
+    private static double dot(float[] a, float[] b) {
+        double s = 0;
+        for (int i = 0; i < Math.min(a.length, b.length); i++) {
+            s += (double) a[i] * b[i];
+        }
+        return s;
+    }
+}

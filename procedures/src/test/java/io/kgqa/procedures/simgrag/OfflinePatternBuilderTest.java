@@ -1,0 +1,89 @@
+package io.kgqa.procedures.simgrag;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The offline builder's English rules, with a stand-in encoder that knows only identical words (each word is its
+ * own unit vector), so that every relation it finds comes from a shared word or a shared stem.
+ */
+class OfflinePatternBuilderTest {
+
+    private static final Map<String, String> RELATIONS = new LinkedHashMap<>();
+
+    static {
+        RELATIONS.put("directed_by", "directed by");
+        RELATIONS.put("written_by", "written by");
+        RELATIONS.put("starred_actors", "starred actors");
+        RELATIONS.put("release_year", "release year");
+        RELATIONS.put("in_language", "in language");
+    }
+
+    private static float[] oneHot(String text) {
+        float[] v = new float[4096];
+        v[Math.floorMod(text.hashCode(), v.length)] = 1;
+        return v;
+    }
+
+    private static List<String> edges(String question, String... entities) {
+        OfflinePatternBuilder builder = new OfflinePatternBuilder(new RelationMentions(RELATIONS,
+                OfflinePatternBuilderTest::oneHot));
+        List<OfflinePatternBuilder.Entity> linked = java.util.Arrays.stream(entities)
+                .map(e -> new OfflinePatternBuilder.Entity(e, e)).toList();
+        return builder.build(question, linked).edges().stream()
+                .map(e -> e.head() + " -" + e.relation() + "- " + e.tail()).toList();
+    }
+
+    @Test
+    void oneRelationWordIsOneHop() {
+        assertEquals(List.of("Kismet -directed by- UNKNOWN answer"), edges("who directed Kismet", "Kismet"));
+        // two words for one relation ("year", "released") are still one hop
+        assertEquals(List.of("Kismet -release year- UNKNOWN answer"), edges("what year was Kismet released", "Kismet"));
+    }
+
+    @Test
+    void hopsLeaveTheEntityNearestWordFirst() {
+        assertEquals(List.of("Tom Hanks -written by- UNKNOWN 1", "UNKNOWN 1 -directed by- UNKNOWN answer"),
+                edges("who directed the films written by Tom Hanks", "Tom Hanks"));
+        // a word bound to the entity ("the Kismet actors") leaves it first
+        assertEquals(List.of("Kismet -starred actors- UNKNOWN 1", "UNKNOWN 1 -starred actors- UNKNOWN 2",
+                        "UNKNOWN 2 -written by- UNKNOWN answer"),
+                edges("who was the writer of the films starred by the Kismet actors", "Kismet"));
+    }
+
+    @Test
+    void sharingWordsAndBoundAgentNounsMakeRoundTrips() {
+        assertEquals(List.of("Kismet -directed by- UNKNOWN 1", "UNKNOWN 1 -directed by- UNKNOWN answer"),
+                edges("which films share directors with Kismet", "Kismet"));
+        assertEquals(List.of("Kismet -written by- UNKNOWN 1", "UNKNOWN 1 -written by- UNKNOWN answer"),
+                edges("who are the co-writers of Kismet", "Kismet"));
+        assertEquals(List.of("Kismet -written by- UNKNOWN 1", "UNKNOWN 1 -written by- UNKNOWN 2",
+                        "UNKNOWN 2 -in language- UNKNOWN answer"),
+                edges("what language are the films written by the writer of Kismet in", "Kismet"));
+    }
+
+    @Test
+    void twoEntitiesMeetAtTheAnswer() {
+        assertEquals(List.of("Heat -starred actors- UNKNOWN answer", "Ronin -starred actors- UNKNOWN answer"),
+                edges("who starred in both Heat and Ronin", "Heat", "Ronin"));
+        // an entity with no word of its own is tied to the answer by any relation, ranked by the question
+        assertEquals(List.of("Ron Howard -directed by- UNKNOWN answer",
+                        "Tom Hanks -which films did make with director- UNKNOWN answer"),
+                edges("which films did Tom Hanks make with director Ron Howard", "Tom Hanks", "Ron Howard"));
+    }
+
+    @Test
+    void noRelationWordRanksEveryRelationByTheQuestion() {
+        assertEquals(List.of("Kismet -what about- UNKNOWN answer"), edges("what about Kismet", "Kismet"));
+    }
+
+    @Test
+    void noEntityIsAnError() {
+        assertThrows(IllegalArgumentException.class, () -> edges("who directed it"));
+    }
+}
