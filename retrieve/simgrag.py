@@ -43,7 +43,13 @@ class SimGragRetriever(Retriever):
         if not topic_entities:
             evidence.reason = "no topic entity linked"
             return evidence
-        config: dict[str, Any] = {"kg": kg, "k": DEFAULT_K, "topicEntities": [e.id for e in topic_entities]}
+        config: dict[str, Any] = {
+            "kg": kg,
+            "k": DEFAULT_K,
+            "topicEntities": [e.id for e in topic_entities],
+            # the words each came from: one pattern node per span, and numbers in the question become nodes
+            "topicSpans": [e.span or e.name for e in topic_entities],
+        }
         started = time.perf_counter()
         records = self.driver.execute_query(
             render("simgrag/retrieve"), {"question": question, "config": config}, routing_=RoutingControl.READ

@@ -43,7 +43,9 @@ public final class OfflinePatternBuilder {
             + " should will shall may might must both and or any some few many much more most one ones s give tell"
             + " list name show find please whats who's whos").split(" "));
     static final Set<String> CUES = Set.of("share", "shares", "shared", "sharing", "same", "together", "common",
-            "along", "also", "other", "others", "co");
+            "along", "alongside", "also", "other", "others", "co");
+    /** Words that ask for more of the topic's own kind: with a one-hop chain they make it a round trip. */
+    static final Set<String> SAMENESS = Set.of("other", "others", "else", "another", "besides");
     private static final Set<String> COORDINATION = Set.of("and", "or", "both", "&", "as", "well");
     private static final String[] AGENT = {"or", "ors", "er", "ers", "ist", "ists"};
     private static final Pattern TOKEN = Pattern.compile("[\\p{L}\\p{N}']+(?:-[\\p{L}\\p{N}']+)*");
@@ -81,7 +83,13 @@ public final class OfflinePatternBuilder {
         }
     }
 
-    public Built build(String question, List<Entity> entities) {
+    /** A hop of any relation, ranked by the question. */
+    private static final String BRIDGE = "";
+
+    /**
+     * @param incident whether entity i (its index in {@code entities}) has a relationship of a type
+     */
+    public Built build(String question, List<Entity> entities, java.util.function.BiPredicate<Integer, String> incident) {
         if (entities.isEmpty()) {
             throw new IllegalArgumentException("question: no entity of the KG found in '" + question
                     + "'; a pattern needs at least one (mark it with [brackets])");
@@ -89,7 +97,7 @@ public final class OfflinePatternBuilder {
         List<Token> tokens = tokens(question, entities);
         List<String> notes = new ArrayList<>();
         List<Mention> mentions = mentions(tokens, notes);
-        List<Group> groups = groups(tokens, mentions);
+        List<Group> groups = groups(tokens, mentions, entities.size() == 1);
         int[] entityPos = new int[entities.size()];
         for (int i = 0; i < entities.size(); i++) {
             entityPos[i] = position(tokens, i);
@@ -100,17 +108,36 @@ public final class OfflinePatternBuilder {
             own.add(new ArrayList<>());
         }
         for (Group g : groups) {
-            int nearest = 0;
-            for (int i = 1; i < entities.size(); i++) {
-                if (distance(g, entityPos[i]) < distance(g, entityPos[nearest])) {
-                    nearest = i;
+            int nearest = agentOf(tokens, g);
+            if (nearest < 0) {
+                nearest = 0;
+                for (int i = 1; i < entities.size(); i++) {
+                    if (distance(g, entityPos[i]) < distance(g, entityPos[nearest])) {
+                        nearest = i;
+                    }
                 }
             }
             own.get(nearest).add(g);
         }
         List<List<String>> chains = new ArrayList<>();
         for (int i = 0; i < entities.size(); i++) {
-            chains.add(chain(own.get(i), entityPos[i]));
+            chains.add(chain(tokens, own.get(i), entityPos[i]));
+        }
+        if (entities.size() == 1 && chains.get(0).size() == 1
+                && tokens.stream().anyMatch(t -> t.entity() < 0 && SAMENESS.contains(t.text()))) {
+            chains.set(0, List.of(chains.get(0).get(0), chains.get(0).get(0)));
+            notes.add("'other/else': more of the topic's kind, a round trip");
+        }
+        // a chain whose first relation never touches the entity misses a hop ("the Zakes Mokae movies")
+        for (int i = 0; i < entities.size(); i++) {
+            List<String> chain = chains.get(i);
+            if (!chain.isEmpty() && !incident.test(i, chain.get(0))) {
+                List<String> bridged = new ArrayList<>();
+                bridged.add(BRIDGE);
+                bridged.addAll(chain);
+                chains.set(i, bridged);
+                notes.add(entities.get(i).node() + " has no " + chain.get(0) + ": a hop to its own neighbours first");
+            }
         }
         int lead = 0;
         for (int i = 1; i < entities.size(); i++) {
@@ -130,7 +157,7 @@ public final class OfflinePatternBuilder {
         } else {
             for (int h = 0; h < leadChain.size(); h++) {
                 String next = h == leadChain.size() - 1 ? "UNKNOWN answer" : "UNKNOWN " + (h + 1);
-                edges.add(new PatternGraph.RawEdge(leadNodes.get(h), relationTexts.get(leadChain.get(h)), next));
+                edges.add(edge(leadNodes.get(h), leadChain.get(h), next, masked));
                 leadNodes.add(next);
             }
         }
@@ -142,7 +169,8 @@ public final class OfflinePatternBuilder {
             List<String> chain = chains.get(i);
             boolean any = false;
             if (chain.isEmpty()) {
-                if (coordinated(tokens, entityPos[i], entityPos[lead]) && !leadChain.isEmpty()) {
+                if (coordinated(tokens, entityPos[i], entityPos[lead]) && !leadChain.isEmpty()
+                        && incident.test(i, leadChain.get(0))) {
                     chain = List.of(leadChain.get(0));
                 } else {
                     any = true;
@@ -154,12 +182,16 @@ public final class OfflinePatternBuilder {
             for (int h = 0; h < chain.size(); h++) {
                 boolean last = h == chain.size() - 1;
                 String to = last ? leadNodes.get(depth) : "UNKNOWN " + (fresh++);
-                edges.add(any ? new PatternGraph.RawEdge(from, masked, to, true)
-                        : new PatternGraph.RawEdge(from, relationTexts.get(chain.get(h)), to));
+                edges.add(any ? new PatternGraph.RawEdge(from, masked, to, true) : edge(from, chain.get(h), to, masked));
                 from = to;
             }
         }
         return new Built(edges, "UNKNOWN answer", notes);
+    }
+
+    private PatternGraph.RawEdge edge(String from, String relation, String to, String masked) {
+        return relation.equals(BRIDGE) ? new PatternGraph.RawEdge(from, masked, to, true)
+                : new PatternGraph.RawEdge(from, relationTexts.get(relation), to);
     }
 
     // ----------------------------------------------------------------------------------------------- pieces
@@ -311,7 +343,8 @@ public final class OfflinePatternBuilder {
         return false;
     }
 
-    private static List<Group> groups(List<Token> tokens, List<Mention> mentions) {
+    /** @param cuesMakeRoundTrips false with several entities: "both", "together" then join them, not a hop back */
+    private static List<Group> groups(List<Token> tokens, List<Mention> mentions, boolean cuesMakeRoundTrips) {
         List<List<Mention>> runs = new ArrayList<>();
         for (Mention m : mentions) {
             List<Mention> last = runs.isEmpty() ? null : runs.get(runs.size() - 1);
@@ -337,7 +370,7 @@ public final class OfflinePatternBuilder {
                     best = g;
                 }
             }
-            if (best >= 0) {
+            if (best >= 0 && cuesMakeRoundTrips) {
                 cue[best] = true;
             }
         }
@@ -350,14 +383,34 @@ public final class OfflinePatternBuilder {
         return out;
     }
 
+    private static final Set<String> ATTACHING = Set.of("by", "in", "of", "from", "with", "for", "on");
+
+    /** The entity a word's preposition points at ("directed by [the] X", "released in X"), else -1. */
+    private static int agentOf(List<Token> tokens, Group g) {
+        for (Mention m : g.mentions()) {
+            int j = m.pos() + 1;
+            if (j < tokens.size() && tokens.get(j).entity() < 0 && ATTACHING.contains(tokens.get(j).text())) {
+                j++;
+                if (j < tokens.size() && tokens.get(j).text().equals("the")) {
+                    j++;
+                }
+                if (j < tokens.size() && tokens.get(j).entity() >= 0) {
+                    return tokens.get(j).entity();
+                }
+            }
+        }
+        return -1;
+    }
+
     private static int distance(Group g, int pos) {
         return g.mentions().stream().mapToInt(m -> Math.abs(m.pos() - pos)).min().orElse(Integer.MAX_VALUE);
     }
 
     /** The relations of the hops leaving an entity at {@code pos}, in order (see the class comment). */
-    private static List<String> chain(List<Group> groups, int pos) {
+    private static List<String> chain(List<Token> tokens, List<Group> groups, int pos) {
         List<Group> ordered = new ArrayList<>(groups);
-        ordered.sort(Comparator.comparingInt((Group g) -> rank(g, pos)[0]).thenComparingInt(g -> rank(g, pos)[1]));
+        ordered.sort(Comparator.comparingInt((Group g) -> rank(tokens, g, pos)[0])
+                .thenComparingInt(g -> rank(tokens, g, pos)[1]));
         List<String> out = new ArrayList<>();
         for (Group g : ordered) {
             for (int h = 0; h < g.hops(); h++) {
@@ -367,18 +420,34 @@ public final class OfflinePatternBuilder {
         return out;
     }
 
-    private static int[] rank(Group g, int pos) {
+    private static int[] rank(List<Token> tokens, Group g, int pos) {
         if (g.mentions().stream().anyMatch(m -> m.bound() && m.pos() > pos)) {
-            return new int[] {0, 0};
+            return new int[] {0, 0}; // "the Kismet actors", "Kismet directed films"
         }
-        if (g.mentions().stream().anyMatch(Mention::bound)) {
-            return new int[] {1, 0};
+        if (g.mentions().stream().anyMatch(m -> m.pos() < pos && (m.bound() || pointsAt(tokens, m, pos)))) {
+            return new int[] {1, 0}; // "the director of Kismet", "films written by Kismet"
+        }
+        if (g.mentions().stream().anyMatch(m -> m.pos() == pos + 1)) {
+            return new int[] {2, 0}; // "the films Kismet starred in"
         }
         int left = g.mentions().stream().filter(m -> m.pos() < pos).mapToInt(m -> pos - m.pos()).min().orElse(-1);
         if (left >= 0) {
-            return new int[] {2, left};
+            return new int[] {3, left};
         }
-        return new int[] {3, g.mentions().stream().mapToInt(m -> m.pos() - pos).min().orElse(0)};
+        return new int[] {4, g.mentions().stream().mapToInt(m -> m.pos() - pos).min().orElse(0)};
+    }
+
+    /** Whether a word reaches the entity at {@code pos} through a preposition ("written by [the] X"). */
+    private static boolean pointsAt(List<Token> tokens, Mention m, int pos) {
+        int j = m.pos() + 1;
+        if (j >= tokens.size() || !ATTACHING.contains(tokens.get(j).text())) {
+            return false;
+        }
+        j++;
+        if (j < tokens.size() && tokens.get(j).text().equals("the")) {
+            j++;
+        }
+        return j == pos;
     }
 
     private static boolean coordinated(List<Token> tokens, int a, int b) {

@@ -27,6 +27,8 @@ public final class QuestionPatterns {
     public static final int LINKED_ENTITIES = 3;
 
     private static final Label RELATION = Label.label("Relation");
+    private static final Label ENTITY = Label.label("Entity");
+    private static final java.util.regex.Pattern NUMBER = java.util.regex.Pattern.compile("(?<![\\p{L}\\p{N}.])\\d+(?:\\.\\d+)?(?![\\p{L}\\p{N}])");
     private static final Map<String, RelationMentions> VOCABULARIES = new ConcurrentHashMap<>();
     private static final int WORD_CACHE = 20_000;
     private static final Map<String, float[]> WORDS = java.util.Collections.synchronizedMap(
@@ -45,8 +47,12 @@ public final class QuestionPatterns {
     private QuestionPatterns() {
     }
 
+    /**
+     * @param topicEntities names or ids of the question's entities, instead of linking it (null: link)
+     * @param topicSpans with topicEntities, the words of the question each was linked from (null: unknown)
+     */
     public static QuestionPattern build(Transaction tx, String kg, String question, List<String> topicEntities,
-                                        Log log) {
+                                        List<String> topicSpans, Log log) {
         if (question == null || question.isBlank()) {
             throw new IllegalArgumentException("question must not be empty");
         }
@@ -58,18 +64,57 @@ public final class QuestionPatterns {
             if (topicEntities.isEmpty()) {
                 throw new IllegalArgumentException("config.topicEntities must not be empty (omit it to link the question)");
             }
+            if (topicSpans != null && topicSpans.size() != topicEntities.size()) {
+                throw new IllegalArgumentException("config.topicSpans must have one span per topic entity ("
+                        + topicEntities.size() + "), got " + topicSpans.size());
+            }
             List<Node> nodes = linker.resolveExplicit(topicEntities, "config.topicEntities");
+            List<EntityLinker.Link> given = new ArrayList<>();
             for (int i = 0; i < nodes.size(); i++) {
-                add(entities, pins, ids, nodes.get(i), topicEntities.get(i));
+                String span = topicSpans != null ? topicSpans.get(i) : topicEntities.get(i);
+                given.add(new EntityLinker.Link(nodes.get(i), "", "", 1.0, "given", span));
+            }
+            addLinks(given, entities, pins, ids);
+            if (topicSpans != null) {
+                addLiterals(tx, kg, question, entities, pins, ids);
             }
         } else {
-            for (EntityLinker.Link link : linker.link(question, LINKED_ENTITIES)) {
+            addLinks(linker.link(question, LINKED_ENTITIES), entities, pins, ids);
+            addLiterals(tx, kg, question, entities, pins, ids);
+        }
+        RelationMentions vocabulary = vocabulary(tx, kg);
+        List<OfflinePatternBuilder.Entity> finalEntities = entities;
+        OfflinePatternBuilder.Built built = new OfflinePatternBuilder(vocabulary).build(question, entities,
+                (i, relation) -> pins.get(finalEntities.get(i).node()).stream().anyMatch(n -> has(n, relation)));
+        return new QuestionPattern(built, pins, ids);
+    }
+
+    private static boolean has(Node node, String relation) {
+        try (var relationships = node.getRelationships(org.neo4j.graphdb.Direction.BOTH,
+                org.neo4j.graphdb.RelationshipType.withName(relation))) {
+            return relationships.iterator().hasNext();
+        }
+    }
+
+    /** Entities linked from the same words (a person and the tag named after them) become one pattern node. */
+    private static void addLinks(List<EntityLinker.Link> links, List<OfflinePatternBuilder.Entity> entities,
+                                 Map<String, List<Node>> pins, Map<String, String> ids) {
+        {
+            Map<String, Integer> bySpan = new HashMap<>();
+            for (EntityLinker.Link link : links) {
+                String span = link.span().strip().toLowerCase(java.util.Locale.ROOT);
+                Integer at = bySpan.get(span);
+                if (at != null) {
+                    String node = entities.get(at).node();
+                    List<Node> alternatives = new ArrayList<>(pins.get(node));
+                    alternatives.add(link.node());
+                    pins.put(node, alternatives);
+                    continue;
+                }
+                bySpan.put(span, entities.size());
                 add(entities, pins, ids, link.node(), link.span());
             }
         }
-        RelationMentions vocabulary = vocabulary(tx, kg);
-        OfflinePatternBuilder.Built built = new OfflinePatternBuilder(vocabulary).build(question, entities);
-        return new QuestionPattern(built, pins, ids);
     }
 
     private static void add(List<OfflinePatternBuilder.Entity> entities, Map<String, List<Node>> pins,
@@ -82,6 +127,28 @@ public final class QuestionPatterns {
         pins.put(text, List.of(node));
         ids.put(text, String.valueOf(node.getProperty("id", "")));
         entities.add(new OfflinePatternBuilder.Entity(text, span == null ? name : span));
+    }
+
+    /**
+     * Numbers in the question that are entities of the KG (a release year, a rating) become known nodes too:
+     * the linker leaves numbers alone, but a pattern needs them ("Tom Hanks films from 1994").
+     */
+    private static void addLiterals(Transaction tx, String kg, String question,
+                                    List<OfflinePatternBuilder.Entity> entities, Map<String, List<Node>> pins,
+                                    Map<String, String> ids) {
+        java.util.regex.Matcher m = NUMBER.matcher(question);
+        while (m.find()) {
+            String number = m.group();
+            boolean covered = entities.stream().anyMatch(e -> OfflinePatternBuilder.words(e.span()).contains(number));
+            if (covered || pins.containsKey(number)) {
+                continue;
+            }
+            try (ResourceIterator<Node> found = tx.findNodes(ENTITY, "kg", kg, "name", number)) {
+                if (found.hasNext()) {
+                    add(entities, pins, ids, found.next(), number);
+                }
+            }
+        }
     }
 
     static RelationMentions vocabulary(Transaction tx, String kg) {

@@ -165,13 +165,15 @@ public class SimGragProcedures {
             + " (embedding similarity to the relation texts, or a shared stem) are the edges, chained from the"
             + " entity in the order English attaches them, with sharing words (share, same, co-, also) making a"
             + " round trip; answer is the node asked for. config: kg (default: the only or latest KG);"
-            + " topicEntities (names or ids instead of linking).")
+            + " topicEntities (names or ids instead of linking); topicSpans (with topicEntities: the words each"
+            + " was linked from, so that entities from one span share a node and numbers become nodes).")
     public Stream<PatternRow> pattern(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
-        Options options = new Options(config, "config", Set.of("kg", "topicEntities"));
+        Options options = new Options(config, "config", Set.of("kg", "topicEntities", "topicSpans"));
         String kg = kgOf(options);
-        return Stream.of(new PatternRow(QuestionPatterns.build(tx, kg, question, options.strings("topicEntities"), log)));
+        return Stream.of(new PatternRow(QuestionPatterns.build(tx, kg, question, options.strings("topicEntities"),
+                options.strings("topicSpans"), log)));
     }
 
     @Procedure(name = "kgqa.simgrag.retrieve", mode = Mode.READ)
@@ -187,10 +189,11 @@ public class SimGragProcedures {
         java.util.Set<String> keys = new java.util.HashSet<>(MATCH_KEYS);
         keys.remove("entities");
         keys.add("topicEntities");
+        keys.add("topicSpans");
         Options options = new Options(config, "config", keys);
         String kg = kgOf(options);
         QuestionPatterns.QuestionPattern built = QuestionPatterns.build(tx, kg, question,
-                options.strings("topicEntities"), log);
+                options.strings("topicEntities"), options.strings("topicSpans"), log);
         PatternGraph graph = PatternGraph.of(built.built().edges(), options.integer("maxEdges", DEFAULT_MAX_EDGES, 1, 64));
         List<List<String>> edges = new PatternRow(built).edges;
         String answer = built.built().answer();

@@ -35,7 +35,7 @@ class OfflinePatternBuilderTest {
                 OfflinePatternBuilderTest::oneHot));
         List<OfflinePatternBuilder.Entity> linked = java.util.Arrays.stream(entities)
                 .map(e -> new OfflinePatternBuilder.Entity(e, e)).toList();
-        return builder.build(question, linked).edges().stream()
+        return builder.build(question, linked, (i, r) -> true).edges().stream()
                 .map(e -> e.head() + " -" + e.relation() + "- " + e.tail()).toList();
     }
 

@@ -1,0 +1,112 @@
+"""Answer a hand-written question set with one or more methods and print Hits@1 / Hit per kind and part.
+
+    python bench/questions_answers.py --set bench/questions/metaqa_two_entity.jsonl --methods simgrag,frag
+    python bench/questions_answers.py --set bench/questions/metaqa_freeform.jsonl --methods simgrag --part heldout
+
+The sets (see bench/questions/README.md) carry ``question``, ``answers``, ``kind`` and ``part`` (``tune`` or
+``heldout``); report the held-out part, tune on nothing else. Topic entities are linked from the question
+text by the system itself, as a user would get them. Hits@1: the first answer is gold; Hit: any answer is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from kgqa.core.text import normalize_answer
+from kgqa.graph.connection import open_driver
+from kgqa.qa.answering import QuestionAnswerer
+from rich.progress import track
+
+
+def score(answers: list[str], gold: list[str]) -> tuple[float, float]:
+    gold_set = {normalize_answer(g) for g in gold}
+    found = [normalize_answer(a) in gold_set for a in answers]
+    return float(bool(found) and found[0]), float(any(found))
+
+
+def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]]:
+    out = []
+    with open_driver() as driver:
+        answerer = QuestionAnswerer(driver, method, kg)
+        for row in track(rows, description=method, transient=True):
+            started = time.perf_counter()
+            try:
+                result = answerer.ask(row["question"])
+                answers, error = list(result.answers), ""
+            except Exception as exc:  # a failed question is a miss, and is counted
+                answers, error = [], f"{type(exc).__name__}: {exc}"
+            hits1, hit = score(answers, row["answers"])
+            out.append(
+                {
+                    "id": row["id"],
+                    "kind": row["kind"],
+                    "part": row["part"],
+                    "hits1": hits1,
+                    "hit": hit,
+                    "answers": answers[:5],
+                    "error": error,
+                    "ms": (time.perf_counter() - started) * 1000,
+                }
+            )
+    return out
+
+
+def table(results: dict[str, list[dict[str, Any]]]) -> str:
+    methods = list(results)
+    groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for method, rows in results.items():
+        for r in rows:
+            for key in ((r["kind"], r["part"]), (r["kind"], "all"), ("all", r["part"]), ("all", "all")):
+                groups[key][method].append(r)
+    head = "| kind | part | n | " + " | ".join(f"{m} Hits@1 / Hit" for m in methods) + " |"
+    lines = [head, "|---|---|---:|" + "---:|" * len(methods)]
+    for (kind, part), by_method in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
+        n = len(next(iter(by_method.values())))
+        cells = []
+        for m in methods:
+            rows = by_method[m]
+            cells.append(
+                f"{100 * sum(r['hits1'] for r in rows) / len(rows):.1f} / {100 * sum(r['hit'] for r in rows) / len(rows):.1f}"
+            )
+        lines.append(f"| {kind} | {part} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, required=True, help="a JSONL question set")
+    parser.add_argument("--methods", default="simgrag")
+    parser.add_argument("--kg", default="metaqa")
+    parser.add_argument("--part", choices=("tune", "heldout", "all"), default="all")
+    parser.add_argument("--out", type=Path, help="write every answer here (JSON)")
+    args = parser.parse_args(argv)
+    rows = []
+    for number, line in enumerate(args.set.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                print(f"{args.set}:{number}: not JSON ({exc})", file=sys.stderr)
+                return 1
+    if args.part != "all":
+        rows = [r for r in rows if r["part"] == args.part]
+    results = {m: run(rows, m, args.kg) for m in args.methods.split(",")}
+    print(f"`python bench/questions_answers.py --set {args.set} --methods {args.methods} --part {args.part}`\n")
+    print(table(results))
+    for method, answered in results.items():
+        errors = [r for r in answered if r["error"]]
+        if errors:
+            print(f"\n{method}: {len(errors)} errors, first: {errors[0]['error']}")
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
