@@ -1,7 +1,7 @@
 """Answer a hand-written question set with one or more methods and print Hits@1 / Hit per kind and part.
 
     python bench/questions_answers.py --set bench/questions/metaqa_two_entity.jsonl --methods simgrag,frag
-    python bench/questions_answers.py --set bench/questions/metaqa_freeform.jsonl --methods simgrag --part heldout
+    python bench/questions_answers.py --set bench/questions/metaqa_freeform.jsonl --part heldout
 
 The sets (see bench/questions/README.md) carry ``question``, ``answers``, ``kind`` and ``part`` (``tune`` or
 ``heldout``); report the held-out part, tune on nothing else. Topic entities are linked from the question
@@ -71,9 +71,9 @@ def table(results: dict[str, list[dict[str, Any]]]) -> str:
         cells = []
         for m in methods:
             rows = by_method[m]
-            cells.append(
-                f"{100 * sum(r['hits1'] for r in rows) / len(rows):.1f} / {100 * sum(r['hit'] for r in rows) / len(rows):.1f}"
-            )
+            hits1 = 100 * sum(r["hits1"] for r in rows) / len(rows)
+            hit = 100 * sum(r["hit"] for r in rows) / len(rows)
+            cells.append(f"{hits1:.1f} / {hit:.1f}")
         lines.append(f"| {kind} | {part} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.part != "all":
         rows = [r for r in rows if r["part"] == args.part]
     results = {m: run(rows, m, args.kg) for m in args.methods.split(",")}
-    print(f"`python bench/questions_answers.py --set {args.set} --methods {args.methods} --part {args.part}`\n")
+    command = f"python bench/questions_answers.py --set {args.set} --methods {args.methods}"
+    command += f" --part {args.part}"
+    print(f"`{command}`\n")
     print(table(results))
     for method, answered in results.items():
         errors = [r for r in answered if r["error"]]

@@ -4,12 +4,12 @@
 
 How the set is made (read only the MetaQA KB, ``kb_dedup.txt``, never a QA split):
 
-1. For each kind below, pairs of entities are drawn from the KB with a fixed seed such that the answer set (the
-   intersection of the two entities' walks, MetaQA semantics, via ``build_freeform.answers_for``) has 1..30
-   entities and both names are longer than three characters.
-2. The question text comes from phrasings written by hand for each kind (``PHRASINGS``): ordinary English,
-   several word orders, none taken from MetaQA's templates. Half of each kind's phrasings are *held out*: their
-   questions are marked ``part: heldout`` and nothing may be tuned on them.
+1. For each kind below, pairs of entities are drawn from the KB with a fixed seed such that the answer set
+   (the intersection of the two entities' walks, MetaQA semantics, via ``build_freeform.answers_for``) has
+   1..30 entities and both names are longer than three characters.
+2. The question text comes from phrasings written by hand for each kind (``KINDS``): ordinary English,
+   several word orders, none taken from MetaQA's templates. Half of each kind's phrasings are *held out*:
+   their questions are marked ``part: heldout`` and nothing may be tuned on them.
 3. Noise, seeded: a third of the questions get one typo in one entity name (a dropped, doubled or swapped
    letter), a fifth are lowercased, some lose the question mark.
 """

@@ -43,7 +43,7 @@ public final class OfflinePatternBuilder {
             + " should will shall may might must both and or any some few many much more most one ones s give tell"
             + " list name show find please whats who's whos").split(" "));
     static final Set<String> CUES = Set.of("share", "shares", "shared", "sharing", "same", "together", "common",
-            "along", "alongside", "also", "other", "others", "co");
+            "along", "alongside", "also", "co");
     /** Words that ask for more of the topic's own kind: with a one-hop chain they make it a round trip. */
     static final Set<String> SAMENESS = Set.of("other", "others", "else", "another", "besides");
     private static final Set<String> COORDINATION = Set.of("and", "or", "both", "&", "as", "well");
@@ -123,10 +123,17 @@ public final class OfflinePatternBuilder {
         for (int i = 0; i < entities.size(); i++) {
             chains.add(chain(tokens, own.get(i), entityPos[i]));
         }
-        if (entities.size() == 1 && chains.get(0).size() == 1
+        // "the other films by the director of X": the hop bound to the entity goes out and back
+        List<Group> first = own.get(0);
+        if (entities.size() == 1 && !first.isEmpty()
                 && tokens.stream().anyMatch(t -> t.entity() < 0 && SAMENESS.contains(t.text()))) {
-            chains.set(0, List.of(chains.get(0).get(0), chains.get(0).get(0)));
-            notes.add("'other/else': more of the topic's kind, a round trip");
+            Group head = first.stream().min(Comparator.comparingInt((Group g) -> rank(tokens, g, entityPos[0])[0])
+                    .thenComparingInt(g -> rank(tokens, g, entityPos[0])[1])).get();
+            if (head.hops() == 1) {
+                first.set(first.indexOf(head), new Group(head.mentions(), 2));
+                chains.set(0, chain(tokens, first, entityPos[0]));
+                notes.add("'other/else': more of the topic's kind, a round trip");
+            }
         }
         // a chain whose first relation never touches the entity misses a hop ("the Zakes Mokae movies")
         for (int i = 0; i < entities.size(); i++) {

@@ -192,13 +192,36 @@ public class SimGragProcedures {
         keys.add("topicSpans");
         Options options = new Options(config, "config", keys);
         String kg = kgOf(options);
-        QuestionPatterns.QuestionPattern built = QuestionPatterns.build(tx, kg, question,
-                options.strings("topicEntities"), options.strings("topicSpans"), log);
-        PatternGraph graph = PatternGraph.of(built.built().edges(), options.integer("maxEdges", DEFAULT_MAX_EDGES, 1, 64));
-        List<List<String>> edges = new PatternRow(built).edges;
-        String answer = built.built().answer();
-        return SimGragSearch.run(tx, kg, graph, built.pins(), settings(options)).stream()
-                .map(m -> new RetrieveRow(new MatchRow(m, graph), answer, edges));
+        List<String> topics = options.strings("topicEntities");
+        List<String> spans = options.strings("topicSpans");
+        SimGragSearch.Settings settings = settings(options);
+        int maxEdges = options.integer("maxEdges", DEFAULT_MAX_EDGES, 1, 64);
+        // An entity linked by mistake ("camera" in "who was behind the camera on Renoir") can make the pattern
+        // unmatchable; then the least confident entity (the last one) is dropped and the question tried again.
+        while (true) {
+            QuestionPatterns.QuestionPattern built = QuestionPatterns.build(tx, kg, question, topics, spans, log);
+            PatternGraph graph = PatternGraph.of(built.built().edges(), maxEdges);
+            List<List<String>> edges = new PatternRow(built).edges;
+            String answer = built.built().answer();
+            List<SimGragSearch.ComponentMatch> matches = SimGragSearch.run(tx, kg, graph, built.pins(), settings);
+            if (!matches.isEmpty() || built.entityIds().size() <= 1) {
+                return matches.stream().map(m -> new RetrieveRow(new MatchRow(m, graph), answer, edges));
+            }
+            if (topics == null) {
+                topics = new ArrayList<>();
+                spans = new ArrayList<>();
+                for (io.kgqa.procedures.linking.EntityLinker.Link link : new io.kgqa.procedures.linking.EntityLinker(
+                        tx, kg, log).link(question, QuestionPatterns.LINKED_ENTITIES)) {
+                    topics.add(link.id());
+                    spans.add(link.span());
+                }
+            }
+            if (topics.size() <= 1) {
+                return Stream.empty();
+            }
+            topics = topics.subList(0, topics.size() - 1);
+            spans = spans == null ? null : spans.subList(0, topics.size());
+        }
     }
 
     String kgOf(Options options) {
