@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kgs": ("kgqa.cli.load_cmd", "kgs"),
     "index": ("kgqa.cli.load_cmd", "index"),
     "ask": ("kgqa.cli.ask_cmd", "ask"),
+    "verify": ("kgqa.cli.verify_cmd", "verify"),
     "llm": ("kgqa.cli.llm_cmd", "llm"),
     "eval": ("kgqa.cli.eval_cmd", "eval_command"),
     "train": ("kgqa.cli.train_cmd", "train"),

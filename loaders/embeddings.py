@@ -50,7 +50,7 @@ def embed_kg(
     began = time.monotonic()
     embed = embedder or default_embedder()
     report = EmbeddingReport()
-    report.relations = _embed_relations(driver, kg, embed, missing_only)
+    report.relations = embed_relations(driver, kg, embed, missing_only)
     report.entities = _embed_entities(driver, kg, embed, progress, missing_only)
     report.seconds = time.monotonic() - began
     return report
@@ -61,7 +61,7 @@ def _count(driver: Driver, kg: str, label: str, missing_only: bool) -> int:
     return int(driver.execute_query(query, kg=kg).records[0]["n"])
 
 
-def _embed_relations(driver: Driver, kg: str, embed: Embedder, missing_only: bool) -> int:
+def embed_relations(driver: Driver, kg: str, embed: Embedder, missing_only: bool) -> int:
     query = render("load/relations_to_embed", missing_only=missing_only)
     records = driver.execute_query(query, kg=kg).records
     if not records:

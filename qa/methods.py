@@ -42,6 +42,11 @@ METHODS: dict[str, Method] = {
             "SimGRAG: the question's pattern graph matched by Graph Semantic Distance (no LLM, no training)",
         ),
         Method(
+            "simgrag-llm",
+            "kgqa.qa.simgrag_llm:LlmSimGragRetriever",
+            "SimGRAG as published: an LLM writes the pattern graph (OPENAI_BASE_URL or kgqa llm serve)",
+        ),
+        Method(
             "cosine",
             "kgqa.retrieve.cosine_baseline:CosineRetriever",
             "baseline: SubgraphRAG's candidates ranked by cosine similarity",

@@ -21,14 +21,21 @@ DEFAULT_MAX_ENTITIES = 3
 
 
 def link_entities(
-    driver: Driver, question: str, kg: str, max_entities: int = DEFAULT_MAX_ENTITIES
+    driver: Driver,
+    question: str,
+    kg: str,
+    max_entities: int = DEFAULT_MAX_ENTITIES,
+    secondary_ratio: float | None = None,
 ) -> list[LinkedEntity]:
-    """Topic entities of ``question`` in ``kg``, best first; ``[]`` when no entity is found."""
+    """Topic entities of ``question`` in ``kg``, best first; ``[]`` when no entity is found.
+
+    ``secondary_ratio``: keep an entity after the first only when it scores this share of the best (the
+    procedure's default 0.75 when None; 0 keeps all, for claims that name several entities)."""
     if max_entities <= 0 or not question.strip():
         return []
     records = driver.execute_query(
-        render("linking/entities"),
-        {"question": question, "kg": kg, "max_entities": max_entities},
+        render("linking/entities", with_ratio=secondary_ratio is not None),
+        {"question": question, "kg": kg, "max_entities": max_entities, "secondary_ratio": secondary_ratio},
         routing_=RoutingControl.READ,
     ).records
     return [

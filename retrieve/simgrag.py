@@ -22,9 +22,20 @@ DEFAULT_K = 3  # SimGRAG's top-k on MetaQA
 TIE = 1e-6  # matches this close to the best distance are equally good answers
 
 
+@dataclass(frozen=True)
+class PatternSpec:
+    """A pattern graph from a pattern source other than the in-database builder (an LLM, a user)."""
+
+    edges: list[list[str]]  # [head, relation, tail]; UNKNOWN... or ?... nodes are variables
+    answer: str  # the node the question asks for
+    entities: dict[str, list[str]] = field(default_factory=dict)  # known node -> entity ids it stands for
+    source: str = "given"
+
+
 @dataclass
 class SimGragTrace(MethodTrace):
     pattern: list[list[str]]  # the edges [head, relation, tail] that were matched
+    pattern_source: str  # "offline" (kgqa.simgrag.pattern) or the source that wrote it (an LLM)
     k: int
     matches: int  # rows returned (ties with the k-th included)
     best_distance: float | None
@@ -43,8 +54,17 @@ class SimGragRetriever(Retriever):
         # The paper matches its KG undirected; so does kgqa by default (BENCHMARKS.md has the measurement).
         self.directed = directed
 
+    def pattern_for(self, question: str, kg: str, topic_entities: list[LinkedEntity]) -> PatternSpec | None:
+        """The question's pattern from another source; None: the in-database offline builder writes it."""
+        return None
+
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities))
+        started = time.perf_counter()
+        spec = self.pattern_for(question, kg, topic_entities)
+        if spec is not None:
+            evidence.latency_ms["pattern"] = (time.perf_counter() - started) * 1000
+            return self._match(evidence, spec, kg, k)
         if not topic_entities:
             evidence.reason = "no topic entity linked"
             return evidence
@@ -62,11 +82,28 @@ class SimGragRetriever(Retriever):
         ).records
         evidence.latency_ms["in_db_matching"] = (time.perf_counter() - started) * 1000
         rows = [dict(r) for r in records]
-        fill_evidence(evidence, rows, k)
+        fill_evidence(evidence, rows, k, "offline")
+        return evidence
+
+    def _match(self, evidence: Evidence, spec: PatternSpec, kg: str, k: int) -> Evidence:
+        config: dict[str, Any] = {"kg": kg, "k": DEFAULT_K, "directed": self.directed}
+        if spec.entities:
+            config["entities"] = spec.entities
+        started = time.perf_counter()
+        records = self.driver.execute_query(
+            render("simgrag/match"), {"pattern": spec.edges, "config": config}, routing_=RoutingControl.READ
+        ).records
+        evidence.latency_ms["in_db_matching"] = (time.perf_counter() - started) * 1000
+        rows = []
+        for r in sorted((dict(r) for r in records), key=lambda row: (float(row["distance"]), row["rank"])):
+            r["answer"] = r["bindings"].get(spec.answer)
+            r["pattern"] = spec.edges
+            rows.append(r)
+        fill_evidence(evidence, rows, k, spec.source)
         return evidence
 
 
-def fill_evidence(evidence: Evidence, rows: list[dict[str, Any]], k: int) -> None:
+def fill_evidence(evidence: Evidence, rows: list[dict[str, Any]], k: int, source: str) -> None:
     """Triplets, answers and trace from ``kgqa.simgrag.retrieve``/``match`` rows sorted best first."""
     triplets: list[Triplet] = []
     seen: set[Triplet] = set()
@@ -97,6 +134,7 @@ def fill_evidence(evidence: Evidence, rows: list[dict[str, Any]], k: int) -> Non
         evidence.hops = None
         evidence.trace = SimGragTrace(
             pattern=[list(e) for e in rows[0].get("pattern") or []],
+            pattern_source=source,
             k=DEFAULT_K,
             matches=len(rows),
             best_distance=best,

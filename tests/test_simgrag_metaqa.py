@@ -58,3 +58,9 @@ def test_match_from_cypher_with_a_hand_written_pattern(driver: Driver, metaqa_kg
 def test_unknown_entity_gives_empty_evidence(answerer: QuestionAnswerer) -> None:
     result = answerer.ask("who directed Xqzvbn Plorkwisty")
     assert result.evidence.is_empty and result.answers == []
+
+
+def test_an_entity_named_like_a_variable_stays_an_entity(answerer: QuestionAnswerer) -> None:
+    # the film "Unknown" must not become an UNKNOWN pattern node
+    result = answerer.ask("who stars in [Unknown]")
+    assert "Liam Neeson" in result.answers

@@ -127,6 +127,7 @@ public final class EntityLinker {
     private final String kg;
     private final Log log;
     private Set<String> stopWords;
+    private double secondaryRatio = SECONDARY_RATIO;
 
     /** One linked entity, best first in {@link #link}'s result. */
     public record Link(Node node, String id, String name, double score, String how, String span) {
@@ -187,6 +188,15 @@ public final class EntityLinker {
 
     /** The topic entities of {@code question}, best first; empty when none is found. */
     public List<Link> link(String question, int maxEntities) {
+        return link(question, maxEntities, SECONDARY_RATIO);
+    }
+
+    /**
+     * @param secondaryRatio a second entity is kept only when it scores at least this share of the best one
+     *     (0: every entity above {@link #MIN_SCORE} that does not overlap a better one, as a claim needs)
+     */
+    public List<Link> link(String question, int maxEntities, double secondaryRatio) {
+        this.secondaryRatio = secondaryRatio;
         if (maxEntities <= 0 || PyText.strip(question).isEmpty()) {
             return List.of();
         }
@@ -268,7 +278,7 @@ public final class EntityLinker {
                 score(c, tokens, content, hasCase, cues);
             }
         }
-        return resolve(new ArrayList<>(candidates.values()), tokens, maxEntities);
+        return resolve(new ArrayList<>(candidates.values()), tokens, maxEntities, secondaryRatio);
     }
 
     /** Keeps the better match per (entity, span); a replaced candidate keeps its place, as in a Python dict. */
@@ -926,7 +936,7 @@ public final class EntityLinker {
     }
 
     /** Best first, no two chosen spans overlapping, no entity twice, weak leftovers dropped. */
-    static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities) {
+    static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities, double secondaryRatio) {
         List<Candidate> ordered = new ArrayList<>(candidates);
         Map<Candidate, Double> rounded = new HashMap<>();
         for (Candidate c : candidates) {
@@ -952,7 +962,7 @@ public final class EntityLinker {
             if (c.score < MIN_SCORE || chosen.size() >= maxEntities) {
                 break;
             }
-            if (!chosen.isEmpty() && c.score < SECONDARY_RATIO * chosen.get(0).score) {
+            if (!chosen.isEmpty() && c.score < secondaryRatio * chosen.get(0).score) {
                 break;
             }
             if (seen.contains(c.id)) {

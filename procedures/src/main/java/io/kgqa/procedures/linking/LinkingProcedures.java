@@ -19,7 +19,7 @@ public class LinkingProcedures {
     public static final int DEFAULT_MAX_ENTITIES = 3;
     public static final int LIMIT_MAX_ENTITIES = 20;
 
-    private static final Set<String> ENTITIES_KEYS = Set.of("kg", "maxEntities");
+    private static final Set<String> ENTITIES_KEYS = Set.of("kg", "maxEntities", "secondaryRatio");
 
     @Context
     public Transaction tx;
@@ -61,7 +61,9 @@ public class LinkingProcedures {
             + " candidate is scored in [0, 1] (exact over fuzzy, longer over shorter, names over question words,"
             + " capitals) and overlapping spans are resolved best first. how is bracket, exact, fulltext, fuzzy"
             + " or vector; span the words linked. config: kg (default: the only or most recently loaded complete"
-            + " KG); maxEntities (default 3, between 1 and 20). An empty question gives no rows.")
+            + " KG); maxEntities (default 3, between 1 and 20); secondaryRatio (default 0.75: an entity after the"
+            + " first is kept only when it scores at least this share of the best; 0 keeps every one, as a claim"
+            + " with several entities needs). An empty question gives no rows.")
     public Stream<LinkedEntity> entities(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
@@ -73,6 +75,7 @@ public class LinkingProcedures {
         String kg = options.has("kg")
                 ? KnowledgeGraphs.require(tx, options.string("kg", null), "config.kg")
                 : KnowledgeGraphs.defaultKg(tx, "config.kg");
-        return new EntityLinker(tx, kg, log).link(question, maxEntities).stream().map(LinkedEntity::of);
+        double ratio = options.number("secondaryRatio", EntityLinker.SECONDARY_RATIO, 0, 1);
+        return new EntityLinker(tx, kg, log).link(question, maxEntities, ratio).stream().map(LinkedEntity::of);
     }
 }

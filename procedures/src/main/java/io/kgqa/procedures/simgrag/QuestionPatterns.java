@@ -120,9 +120,11 @@ public final class QuestionPatterns {
     private static void add(List<OfflinePatternBuilder.Entity> entities, Map<String, List<Node>> pins,
                             Map<String, String> ids, Node node, String span) {
         String name = String.valueOf(node.getProperty("name", node.getProperty("id", "")));
-        String text = name;
-        for (int n = 2; pins.containsKey(text) || PatternGraph.isVariable(text); n++) {
-            text = name + " (" + n + ")";
+        // an entity whose name reads as a variable (the film "Unknown") is quoted, so that it stays known
+        String base = PatternGraph.isVariable(name) ? "'" + name + "'" : name;
+        String text = base;
+        for (int n = 2; pins.containsKey(text); n++) {
+            text = base + " (" + n + ")";
         }
         pins.put(text, List.of(node));
         ids.put(text, String.valueOf(node.getProperty("id", "")));

@@ -63,6 +63,22 @@ public final class Options {
         return (int) number;
     }
 
+    /** A number in [min, max]; {@code fallback} when absent or null. */
+    public double number(String key, double fallback, double min, double max) {
+        Object value = values.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        if (!(value instanceof Number n) || Double.isNaN(n.doubleValue())) {
+            throw new IllegalArgumentException(where(key) + " must be a number, got " + describe(value));
+        }
+        double x = n.doubleValue();
+        if (x < min || x > max) {
+            throw new IllegalArgumentException(where(key) + " must be between " + min + " and " + max + ", got " + x);
+        }
+        return x;
+    }
+
     public boolean bool(String key, boolean fallback) {
         Object value = values.get(key);
         if (value == null) {
