@@ -434,6 +434,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
     parser.add_argument("--load-output", type=Path, help="bench/load_metaqa.py output (json or text)")
     parser.add_argument("--skip-run", action="store_true", help="only rebuild BENCHMARKS.md from reports")
+    parser.add_argument(
+        "--append",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE.md",
+        help="a bench script's Markdown output to add at the end, as printed (repeatable)",
+    )
     parser.add_argument("--no-resume", action="store_true", help="start every run over")
     parser.add_argument(
         "--rerun",
@@ -509,7 +517,12 @@ def main(argv: list[str] | None = None) -> int:
     invocation += "".join(f" --method-limit {item}" for item in args.method_limit)
     load = _load_figures(args.load_output)
     unavailable.update({m: "available, not run by this invocation (see --methods)" for m in not_requested})
+    invocation += "".join(f" --append {_rel(path)}" for path in args.append)
     text = render(reports, commands, failures, unavailable, chart, load, invocation)
+    for path in args.append:
+        # each is a bench script's own output: its first line names the command that printed it
+        section = path.read_text(encoding="utf-8").strip()
+        text = text.rstrip("\n") + f"\n\n## {_rel(path)}\n\n{section}\n"
     args.output.write_text(text, encoding="utf-8")
     print(f"wrote {_rel(args.output)}" + (f" and {_rel(chart)}" if chart else ""), file=sys.stderr)
     return 1 if failures else 0

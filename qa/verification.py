@@ -72,6 +72,34 @@ def _speaks_of(
     return final in {str(r["type"]) for r in records}
 
 
+DIRECT_SLACK = 0.05  # how much farther than the best answer a direct tie may be and still count
+
+
+def _direct(
+    driver: Driver,
+    kg: str,
+    relation: str,
+    subject: list[LinkedEntity],
+    objects: list[LinkedEntity],
+    best_scores: list[float],
+) -> list[Triplet]:
+    # the nodes carry the entities' own names, so that their distance is what the best answer's was
+    head, tail = subject[0].name, objects[0].name
+    if head == tail:
+        return []
+    pattern = [[head, relation, tail]]
+    config = {"kg": kg, "k": 1, "entities": {head: [e.id for e in subject], tail: [e.id for e in objects]}}
+    records = driver.execute_query(
+        render("simgrag/match"), {"pattern": pattern, "config": config}, routing_=RoutingControl.READ
+    ).records
+    if not records:
+        return []
+    best = -best_scores[0] if best_scores else float("inf")
+    if float(records[0]["distance"]) > best + DIRECT_SLACK:
+        return []
+    return [(str(h), str(r), str(t)) for h, r, t in records[0]["triplets"]]
+
+
 def verify_claim(driver: Driver, claim: str, kg: str | None = None) -> Verdict:
     kg_name = resolve_kg(driver, kg).name
     entities = claim_entities(driver, claim, kg_name)
@@ -88,7 +116,8 @@ def verify_claim(driver: Driver, claim: str, kg: str | None = None) -> Verdict:
     start = lowered.rfind(last)
     question = (claim[:start] + "what" + claim[start + len(last) :]).strip() if start >= 0 else claim
     subject = [e for group in spans.values() for e in group]
-    evidence = SimGragRetriever(driver).retrieve(question, kg_name, 100, subject)
+    retriever = SimGragRetriever(driver, bridge=False)
+    evidence = retriever.retrieve(question, kg_name, 100, subject)
     targets = {normalize_answer(e.name) for e in objects}
     says = list(evidence.answer_candidates)
     hit = next((a for a in says if normalize_answer(a) in targets), None)
@@ -97,12 +126,18 @@ def verify_claim(driver: Driver, claim: str, kg: str | None = None) -> Verdict:
         if hit is None or any(hit in (h, t) for h, _r, t in path):
             reason = list(path)
             break
+    pattern = evidence.trace.pattern if evidence.trace is not None else []  # type: ignore[attr-defined]
+    if hit is None and len(pattern) == 1 and len(spans) == 1:
+        # a one-relation claim whose words name no KG relation well ("came out in"): the object tied to the
+        # subject directly, about as closely as the KG's own best answer, supports it
+        direct = _direct(driver, kg_name, pattern[0][1], subject, objects, evidence.path_scores)
+        if direct:
+            hit, reason = objects[0].name, direct
     label = SUPPORTED if hit else (REFUTED if says else NOT_ENOUGH)
     if label == REFUTED and not _speaks_of(driver, kg_name, objects, reason, says[0]):
         # the KG fills the slot with things the claimed entity is never related by ("born in 1956" answered
         # with films): it does not record that kind of fact, so it cannot refute it
         label = NOT_ENOUGH
-    pattern = evidence.trace.pattern if evidence.trace is not None else []  # type: ignore[attr-defined]
     return Verdict(
         claim,
         label,

@@ -50,9 +50,11 @@ public final class QuestionPatterns {
     /**
      * @param topicEntities names or ids of the question's entities, instead of linking it (null: link)
      * @param topicSpans with topicEntities, the words of the question each was linked from (null: unknown)
+     * @param bridge add a hop when an entity has no relationship of its first relation (off for claims, whose
+     *     relation must hold of the entity itself)
      */
     public static QuestionPattern build(Transaction tx, String kg, String question, List<String> topicEntities,
-                                        List<String> topicSpans, Log log) {
+                                        List<String> topicSpans, boolean bridge, Log log) {
         if (question == null || question.isBlank()) {
             throw new IllegalArgumentException("question must not be empty");
         }
@@ -85,7 +87,7 @@ public final class QuestionPatterns {
         RelationMentions vocabulary = vocabulary(tx, kg);
         List<OfflinePatternBuilder.Entity> finalEntities = entities;
         OfflinePatternBuilder.Built built = new OfflinePatternBuilder(vocabulary).build(question, entities,
-                (i, relation) -> pins.get(finalEntities.get(i).node()).stream().anyMatch(n -> has(n, relation)));
+                (i, relation) -> !bridge || pins.get(finalEntities.get(i).node()).stream().anyMatch(n -> has(n, relation)));
         return new QuestionPattern(built, pins, ids);
     }
 

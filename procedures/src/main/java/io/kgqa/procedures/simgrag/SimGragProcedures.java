@@ -166,14 +166,16 @@ public class SimGragProcedures {
             + " entity in the order English attaches them, with sharing words (share, same, co-, also) making a"
             + " round trip; answer is the node asked for. config: kg (default: the only or latest KG);"
             + " topicEntities (names or ids instead of linking); topicSpans (with topicEntities: the words each"
-            + " was linked from, so that entities from one span share a node and numbers become nodes).")
+            + " was linked from, so that entities from one span share a node and numbers become nodes); bridge"
+            + " (default true: an entity without a relationship of its first relation gets a hop of any relation"
+            + " first).")
     public Stream<PatternRow> pattern(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
-        Options options = new Options(config, "config", Set.of("kg", "topicEntities", "topicSpans"));
+        Options options = new Options(config, "config", Set.of("kg", "topicEntities", "topicSpans", "bridge"));
         String kg = kgOf(options);
         return Stream.of(new PatternRow(QuestionPatterns.build(tx, kg, question, options.strings("topicEntities"),
-                options.strings("topicSpans"), log)));
+                options.strings("topicSpans"), options.bool("bridge", true), log)));
     }
 
     @Procedure(name = "kgqa.simgrag.retrieve", mode = Mode.READ)
@@ -190,6 +192,7 @@ public class SimGragProcedures {
         keys.remove("entities");
         keys.add("topicEntities");
         keys.add("topicSpans");
+        keys.add("bridge");
         Options options = new Options(config, "config", keys);
         String kg = kgOf(options);
         List<String> topics = options.strings("topicEntities");
@@ -199,7 +202,8 @@ public class SimGragProcedures {
         // An entity linked by mistake ("camera" in "who was behind the camera on Renoir") can make the pattern
         // unmatchable; then the least confident entity (the last one) is dropped and the question tried again.
         while (true) {
-            QuestionPatterns.QuestionPattern built = QuestionPatterns.build(tx, kg, question, topics, spans, log);
+            QuestionPatterns.QuestionPattern built = QuestionPatterns.build(tx, kg, question, topics, spans,
+                    options.bool("bridge", true), log);
             PatternGraph graph = PatternGraph.of(built.built().edges(), maxEdges);
             List<List<String>> edges = new PatternRow(built).edges;
             String answer = built.built().answer();
