@@ -162,6 +162,8 @@ def parse_pattern(text: str) -> tuple[list[list[str]], str]:
             raise ValueError(f"edge {i} is not [head, relation, tail]: {edge!r}")
         edges.append([x.strip() for x in edge])
     nodes = [n for e in edges for n in (e[0], e[2])]
+    if all(n.upper().startswith("UNKNOWN") or n.startswith("?") for n in nodes):
+        raise ValueError("no known entity in the pattern, only UNKNOWN nodes")
     answer = str(data.get("answer") or "").strip()
     if answer not in nodes:
         unknown = [n for n in nodes if n.upper().startswith("UNKNOWN")]

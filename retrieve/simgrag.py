@@ -13,10 +13,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgqa.core.errors import KgqaError
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver, RoutingControl
+from neo4j.exceptions import ClientError
 
 DEFAULT_K = 3  # SimGRAG's top-k on MetaQA
 TIE = 1e-6  # matches this close to the best distance are equally good answers
@@ -93,9 +95,15 @@ class SimGragRetriever(Retriever):
         if spec.entities:
             config["entities"] = spec.entities
         started = time.perf_counter()
-        records = self.driver.execute_query(
-            render("simgrag/match"), {"pattern": spec.edges, "config": config}, routing_=RoutingControl.READ
-        ).records
+        try:
+            records = self.driver.execute_query(
+                render("simgrag/match"),
+                {"pattern": spec.edges, "config": config},
+                routing_=RoutingControl.READ,
+            ).records
+        except ClientError as exc:  # a pattern the procedure rejects: its one-line reason
+            reason = (exc.message or str(exc)).split("\n")[0]
+            raise KgqaError(f"the {spec.source} pattern cannot be matched: {reason}") from exc
         evidence.latency_ms["in_db_matching"] = (time.perf_counter() - started) * 1000
         rows = []
         for r in sorted((dict(r) for r in records), key=lambda row: (float(row["distance"]), row["rank"])):
