@@ -21,7 +21,10 @@ from typing import Any
 from kgqa.core.text import normalize_answer
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
+from rich.console import Console
 from rich.progress import track
+
+STDERR = Console(stderr=True)  # progress on stderr, so that stdout is the report alone
 
 
 def score(answers: list[str], gold: list[str]) -> tuple[float, float]:
@@ -34,7 +37,7 @@ def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]
     out = []
     with open_driver() as driver:
         answerer = QuestionAnswerer(driver, method, kg)
-        for row in track(rows, description=method, transient=True):
+        for row in track(rows, description=method, transient=True, console=STDERR):
             started = time.perf_counter()
             try:
                 result = answerer.ask(row["question"])

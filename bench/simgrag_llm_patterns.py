@@ -27,7 +27,10 @@ from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.qa.simgrag_llm import LlmSimGragRetriever
 from kgqa.retrieve.simgrag import SimGragRetriever, SimGragTrace
+from rich.console import Console
 from rich.progress import track
+
+STDERR = Console(stderr=True)  # progress on stderr, so that stdout is the report alone
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     with open_driver() as driver:
         llm = QuestionAnswerer(driver, kg=args.kg, retriever=LlmSimGragRetriever(driver))
         offline = QuestionAnswerer(driver, kg=args.kg, retriever=SimGragRetriever(driver))
-        for hop, q in track(questions, description="LLM patterns"):
+        for hop, q in track(questions, description="LLM patterns", console=STDERR):
             gold = {normalize_answer(a) for a in q.answers}
             row: dict[str, object] = {"hop": hop, "question": q.question}
             started = time.perf_counter()

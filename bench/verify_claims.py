@@ -15,7 +15,10 @@ from pathlib import Path
 
 from kgqa.graph.connection import open_driver
 from kgqa.qa.verification import NOT_ENOUGH, REFUTED, SUPPORTED, verify_claim
+from rich.console import Console
 from rich.progress import track
+
+STDERR = Console(stderr=True)  # progress on stderr, so that stdout is the report alone
 
 LABELS = (SUPPORTED, REFUTED, NOT_ENOUGH)
 HERE = Path(__file__).resolve().parent
@@ -34,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     confusion: Counter[tuple[str, str]] = Counter()
     results = []
     with open_driver() as driver:
-        for row in track(rows, description="claims", transient=True):
+        for row in track(rows, description="claims", transient=True, console=STDERR):
             verdict = verify_claim(driver, row["claim"], args.kg)
             confusion[(row["label"], verdict.label)] += 1
             results.append(

@@ -18,7 +18,7 @@ from tests.conftest import run_kgqa
         ("William Dieterle directed Kismet", SUPPORTED),
         ("Kismet was directed by Ron Howard", REFUTED),
         ("Kismet was released in 1944", SUPPORTED),
-        ("Kismet came out in 1950", REFUTED),
+        ("Kismet was released in 1950", REFUTED),
         ("the director of Kismet also directed Portrait of Jennie", SUPPORTED),
         ("Tom Hanks was born in 1956", NOT_ENOUGH),  # the KB records no births
         ("Kismet is a film", NOT_ENOUGH),  # one entity: nothing to check it against

@@ -936,6 +936,10 @@ public final class EntityLinker {
     }
 
     /** Best first, no two chosen spans overlapping, no entity twice, weak leftovers dropped. */
+    static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities) {
+        return resolve(candidates, tokens, maxEntities, SECONDARY_RATIO);
+    }
+
     static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities, double secondaryRatio) {
         List<Candidate> ordered = new ArrayList<>(candidates);
         Map<Candidate, Double> rounded = new HashMap<>();

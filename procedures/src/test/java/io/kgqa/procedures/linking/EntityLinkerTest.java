@@ -257,6 +257,10 @@ class EntityLinkerTest {
         assertEquals(1, EntityLinker.resolve(List.of(first, weak), tokens, 3).size());
         weak.score = 0.61;
         assertEquals(2, EntityLinker.resolve(List.of(first, weak), tokens, 3).size());
+        // a claim keeps every entity above MIN_SCORE (secondaryRatio 0)
+        weak.score = 0.31;
+        assertEquals(1, EntityLinker.resolve(List.of(first, weak), tokens, 3).size());
+        assertEquals(2, EntityLinker.resolve(List.of(first, weak), tokens, 3, 0.0).size());
     }
 
     private static EntityLinker.Candidate candidate(String name, int start, int end, double match, String... types) {
