@@ -2,6 +2,7 @@ package io.kgqa.procedures.simgrag;
 
 import io.kgqa.procedures.text.TextEncoder;
 import io.kgqa.procedures.text.TextFunctions;
+import io.kgqa.procedures.util.Vectors;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -76,18 +77,8 @@ final class Candidates {
     }
 
     private static double distanceTo(Node node, float[] vector) {
-        Object stored = node.getProperty("embedding", null);
-        if (stored instanceof float[] f && f.length == vector.length) {
-            return distance(vector, f);
-        }
-        if (stored instanceof double[] d && d.length == vector.length) {
-            float[] f = new float[d.length];
-            for (int i = 0; i < d.length; i++) {
-                f[i] = (float) d[i];
-            }
-            return distance(vector, f);
-        }
-        return 0;
+        float[] stored = Vectors.toFloats(node.getProperty("embedding", null));
+        return stored != null && stored.length == vector.length ? distance(vector, stored) : 0;
     }
 
     /** The k relations of this KG nearest to {@code text}, by relation type name. */
