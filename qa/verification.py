@@ -18,7 +18,7 @@ from kgqa.core.types import LinkedEntity, Triplet
 from kgqa.graph.cypher import render
 from kgqa.graph.kg import resolve_kg
 from kgqa.retrieve.linking import link_entities
-from kgqa.retrieve.simgrag import SimGragRetriever
+from kgqa.retrieve.simgrag import SimGragRetriever, SimGragTrace
 from neo4j import Driver, RoutingControl
 
 SUPPORTED = "supported"
@@ -126,7 +126,7 @@ def verify_claim(driver: Driver, claim: str, kg: str | None = None) -> Verdict:
         if hit is None or any(hit in (h, t) for h, _r, t in path):
             reason = list(path)
             break
-    pattern = evidence.trace.pattern if evidence.trace is not None else []  # type: ignore[attr-defined]
+    pattern = evidence.trace.pattern if isinstance(evidence.trace, SimGragTrace) else []
     if hit is None and len(pattern) == 1 and len(spans) == 1:
         # a one-relation claim whose words name no KG relation well ("came out in"): the object tied to the
         # subject directly, about as closely as the KG's own best answer, supports it
