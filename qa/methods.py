@@ -47,6 +47,11 @@ METHODS: dict[str, Method] = {
             "SimGRAG as published: an LLM writes the pattern graph (OPENAI_BASE_URL or kgqa llm serve)",
         ),
         Method(
+            "gsr",
+            "kgqa.retrieve.gsr:GsrRetriever",
+            "GSR: a trained model writes relation chains, walked in Cypher",
+        ),
+        Method(
             "cosine",
             "kgqa.retrieve.cosine_baseline:CosineRetriever",
             "baseline: SubgraphRAG's candidates ranked by cosine similarity",

@@ -64,22 +64,38 @@ class TemplateMatch:
 
 def path_query(qtype: str) -> str:
     """The Cypher of ``qtype``'s relation path; a ValueError for anything that is not a MetaQA type."""
-    steps = qtype_steps(qtype)
-    if not all(_RELATIONSHIP_TYPE.match(rel) for rel, _way in steps):  # they become query text
-        raise ValueError(f"question type {qtype!r} has a relation that is not a plain name")
-    return render("sgrag/path", steps=steps)
+    return steps_query(qtype_steps(qtype), f"question type {qtype!r}")
+
+
+def steps_query(steps: Sequence[tuple[str, str]], what: str) -> str:
+    """The path template for a chain of (relation, "out"|"in") steps: a question type's or a generated one."""
+    if not all(_RELATIONSHIP_TYPE.match(rel) and way in ("out", "in") for rel, way in steps):  # query text
+        raise ValueError(f"{what} has a relation that is not a plain name")
+    return render("sgrag/path", steps=list(steps))
 
 
 def run_template(
     driver: Driver, qtype: str, kg: str, topic_ids: Sequence[str], max_paths: int = DEFAULT_MAX_PATHS
 ) -> TemplateMatch:
     """Follows ``qtype``'s relation path from the topic entity ids."""
+    return run_steps(driver, path_query(qtype), qtype, kg, topic_ids, max_paths)
+
+
+def run_steps(
+    driver: Driver,
+    query: str,
+    label: str,
+    kg: str,
+    topic_ids: Sequence[str],
+    max_paths: int = DEFAULT_MAX_PATHS,
+) -> TemplateMatch:
+    """Runs one rendered path template from the topic entity ids."""
     records, _summary, _keys = driver.execute_query(
-        path_query(qtype),
+        query,
         {"kg": kg, "topic_ids": list(topic_ids), "max_paths": int(max_paths)},
         routing_=RoutingControl.READ,
     )
-    match = TemplateMatch(qtype, truncated=len(records) >= max_paths)
+    match = TemplateMatch(label, truncated=len(records) >= max_paths)
     for record in records:
         match.paths.append([(str(h), str(r), str(t)) for h, r, t in record["triplets"]])
         match.answers.append(str(record["answer"]))

@@ -132,6 +132,22 @@ def subgraphrag_model(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
     return "default"
 
 
+@pytest.fixture(scope="session")
+def gsr_model(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
+    """GSR model ``default`` in the test home; when missing, trained by the real trainer on MetaQA dev
+    (about a minute on 2 cores), so that ``--method gsr`` works."""
+    from kgqa.graph.cypher import render
+    from kgqa.models.gsr import gsr_models_dir
+
+    if not (gsr_models_dir() / "default" / "meta.json").is_file():
+        from kgqa.training.gsr import GsrConfig, train_gsr
+
+        records = driver.execute_query(render("gsr/relations"), {"kg": metaqa_kg}).records
+        relations = {str(r["name"]): str(r["text"]) for r in records}
+        train_gsr(relations, gsr_models_dir() / "default", str(shared_data / "metaqa"), GsrConfig(epochs=30))
+    return "default"
+
+
 def run_kgqa(
     *args: str, env: dict[str, str] | None = None, input_text: str | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,103 @@
+"""GSR at query time: beam search over the exported chain generator (onnxruntime, no torch).
+
+The model directory (``<models>/gsr/<name>/``, written by ``kgqa train gsr``) holds ``encoder.onnx``,
+``decoder.onnx`` and ``meta.json`` (the chain vocabulary). A chain is a list of (relation, "out" | "in")
+steps; its score is the sum of its tokens' log-probabilities, EOS included.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from kgqa.core.config import models_dir
+from kgqa.core.errors import ModelMissing
+
+PAD, BOS, EOS = 0, 1, 2
+MASK = "[MASK]"  # stands for the topic entity; a special token of the encoder's vocabulary
+_BRACKET = re.compile(r"\[[^\]]+\]")
+DEFAULT_MODEL = "default"
+
+
+def gsr_models_dir() -> Path:
+    return models_dir() / "gsr"
+
+
+@dataclass(frozen=True)
+class Chain:
+    steps: tuple[tuple[str, str], ...]
+    score: float  # log-probability
+
+
+def masked(question: str, spans: list[str] | None = None) -> str:
+    """The question with its topic entity replaced by [MASK]: the bracketed name, else the linked words."""
+    text = _BRACKET.sub(MASK, question)
+    for span in spans or []:
+        if span and MASK not in text:
+            text = re.sub(re.escape(span), MASK, text, count=1, flags=re.IGNORECASE)
+    return " ".join(text.split()).lower().replace(MASK.lower(), MASK)
+
+
+class ChainModel:
+    def __init__(self, directory: Path) -> None:
+        import onnxruntime as ort
+        from kgqa.models.encoder import source_dir
+        from tokenizers import BertWordPieceTokenizer
+
+        if not (directory / "decoder.onnx").is_file():
+            raise ModelMissing("GSR model", f"kgqa train gsr --name {directory.name}", str(directory))
+        self.meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+        self.tokens: list[str] = list(self.meta["chain_tokens"])
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        self.encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options)
+        self.decoder = ort.InferenceSession(str(directory / "decoder.onnx"), options)
+        self.tokenizer = BertWordPieceTokenizer(str(source_dir() / "vocab.txt"), lowercase=True)
+        self.tokenizer.enable_truncation(max_length=int(self.meta["max_words"]))
+        self.max_chain = int(self.meta["max_chain"])
+
+    def step(self, token: int) -> tuple[str, str]:
+        name = self.tokens[token]
+        return (name[:-1], "out" if name.endswith(">") else "in")
+
+    def chains(self, masked_question: str, beams: int = 10) -> list[Chain]:
+        """The ``beams`` best chains, best first (beam search, length not normalised: chains are short)."""
+        ids = np.array([self.tokenizer.encode(masked_question).ids], dtype=np.int64)
+        mask = np.ones_like(ids)
+        memory = self.encoder.run(None, {"ids": ids, "mask": mask})[0]
+        live: list[tuple[list[int], float]] = [([BOS], 0.0)]
+        done: list[tuple[list[int], float]] = []
+        for _ in range(self.max_chain + 1):
+            prefix = np.array([p for p, _ in live], dtype=np.int64)
+            n = len(live)
+            logprobs = self.decoder.run(
+                None,
+                {
+                    "memory": np.repeat(memory, n, axis=0),
+                    "mask": np.repeat(mask, n, axis=0),
+                    "prefix": prefix,
+                },
+            )[0]
+            candidates = []
+            for (p, s), row in zip(live, logprobs, strict=True):
+                for token in np.argsort(-row)[: beams + 1]:
+                    if token in (PAD, BOS):
+                        continue
+                    candidates.append((p + [int(token)], s + float(row[token])))
+            candidates.sort(key=lambda c: -c[1])
+            live = []
+            for p, s in candidates:
+                if p[-1] == EOS:
+                    if len(p) > 2:
+                        done.append((p, s))
+                elif len(live) < beams:
+                    live.append((p, s))
+                if len(live) >= beams and len(done) >= beams:
+                    break
+            if not live:
+                break
+        done.sort(key=lambda c: -c[1])
+        return [Chain(tuple(self.step(t) for t in p[1:-1]), s) for p, s in done[:beams]]
