@@ -44,17 +44,9 @@ final class Candidates {
         return embeddings.computeIfAbsent(text, t -> TextFunctions.embedText(t, TextEncoder.DEFAULT_NAME));
     }
 
+    /** L2 distance of the two unit-length directions: sqrt(2 - 2 cos). */
     static double distance(float[] a, float[] b) {
-        double dot = 0;
-        double na = 0;
-        double nb = 0;
-        for (int i = 0; i < a.length; i++) {
-            dot += (double) a[i] * b[i];
-            na += (double) a[i] * a[i];
-            nb += (double) b[i] * b[i];
-        }
-        double cos = na == 0 || nb == 0 ? 0 : dot / Math.sqrt(na * nb);
-        return Math.sqrt(Math.max(0, 2 - 2 * cos));
+        return Math.sqrt(Math.max(0, 2 - 2 * Vectors.cosine(a, b)));
     }
 
     /** The k nearest entities of this KG to {@code text}, and every entity named exactly {@code text}. */

@@ -254,14 +254,14 @@ public class SubgraphRagProcedures {
                 cacheEmbeddings);
         double[] nodeSimilarity = new double[vectors.length];
         for (int v = 0; v < vectors.length; v++) {
-            nodeSimilarity[v] = cosine(question, vectors[v]);
+            nodeSimilarity[v] = Vectors.cosine(question, vectors[v]);
         }
         Map<String, Double> relationSimilarity = new HashMap<>();
         float[] scores = new float[subgraph.size()];
         for (int i = 0; i < scores.length; i++) {
             String type = subgraph.relationships.get(i).getType().name();
-            double relation = relationSimilarity.computeIfAbsent(type, t -> cosine(question, relationEmbedding(kgName,
-                    t, dim)));
+            double relation = relationSimilarity.computeIfAbsent(type,
+                    t -> Vectors.cosine(question, relationEmbedding(kgName, t, dim)));
             scores[i] = (float) (nodeSimilarity[subgraph.heads[i]] + relation + nodeSimilarity[subgraph.tails[i]]);
         }
         return topK(subgraph, scores, k).stream();
@@ -385,22 +385,6 @@ public class SubgraphRagProcedures {
                     + "' have no embedding; zeros used");
         }
         return vectors;
-    }
-
-    /** Cosine similarity; 0 when either vector is missing or zero. */
-    static double cosine(float[] a, float[] b) {
-        if (a == null || b == null) {
-            return 0;
-        }
-        double dot = 0;
-        double normA = 0;
-        double normB = 0;
-        for (int i = 0; i < a.length; i++) {
-            dot += (double) a[i] * b[i];
-            normA += (double) a[i] * a[i];
-            normB += (double) b[i] * b[i];
-        }
-        return normA == 0 || normB == 0 ? 0 : dot / Math.sqrt(normA * normB);
     }
 
     /** The stored embedding of relation {@code type} in {@code kg}; null (zeros) when absent. */

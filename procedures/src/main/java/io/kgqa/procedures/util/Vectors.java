@@ -39,4 +39,20 @@ public final class Vectors {
         }
         return null;
     }
+
+    /** Cosine similarity; 0 when either vector is missing or zero. */
+    public static double cosine(float[] a, float[] b) {
+        if (a == null || b == null) {
+            return 0;
+        }
+        double dot = 0;
+        double normA = 0;
+        double normB = 0;
+        for (int i = 0; i < a.length; i++) {
+            dot += (double) a[i] * b[i];
+            normA += (double) a[i] * a[i];
+            normB += (double) b[i] * b[i];
+        }
+        return normA == 0 || normB == 0 ? 0 : dot / Math.sqrt(normA * normB);
+    }
 }
