@@ -72,9 +72,7 @@ public class LinkingProcedures {
         if (question == null) {
             throw new IllegalArgumentException("question must be a string, got null");
         }
-        String kg = options.has("kg")
-                ? KnowledgeGraphs.require(tx, options.string("kg", null), "config.kg")
-                : KnowledgeGraphs.defaultKg(tx, "config.kg");
+        String kg = KnowledgeGraphs.fromConfig(tx, options);
         double ratio = options.number("secondaryRatio", EntityLinker.SECONDARY_RATIO, 0, 1);
         return new EntityLinker(tx, kg, log).link(question, maxEntities, ratio).stream().map(LinkedEntity::of);
     }

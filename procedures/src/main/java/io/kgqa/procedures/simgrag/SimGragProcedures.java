@@ -108,7 +108,7 @@ public class SimGragProcedures {
             @Name("pattern") List<Object> pattern,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
         Options options = new Options(config, "config", MATCH_KEYS);
-        String kg = kgOf(options);
+        String kg = KnowledgeGraphs.fromConfig(tx, options);
         PatternGraph graph = PatternGraph.of(Patterns.parse(pattern), options.integer("maxEdges", DEFAULT_MAX_EDGES, 1, 64));
         Map<String, List<Node>> pins = Patterns.pins(tx, kg, options, graph);
         return SimGragSearch.run(tx, kg, graph, pins, settings(options)).stream().map(m -> new MatchRow(m, graph));
@@ -173,7 +173,7 @@ public class SimGragProcedures {
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
         Options options = new Options(config, "config", Set.of("kg", "topicEntities", "topicSpans", "bridge"));
-        String kg = kgOf(options);
+        String kg = KnowledgeGraphs.fromConfig(tx, options);
         return Stream.of(new PatternRow(QuestionPatterns.build(tx, kg, question, options.strings("topicEntities"),
                 options.strings("topicSpans"), options.bool("bridge", true), log)));
     }
@@ -194,7 +194,7 @@ public class SimGragProcedures {
         keys.add("topicSpans");
         keys.add("bridge");
         Options options = new Options(config, "config", keys);
-        String kg = kgOf(options);
+        String kg = KnowledgeGraphs.fromConfig(tx, options);
         List<String> topics = options.strings("topicEntities");
         List<String> spans = options.strings("topicSpans");
         SimGragSearch.Settings settings = settings(options);
@@ -226,11 +226,6 @@ public class SimGragProcedures {
             topics = topics.subList(0, topics.size() - 1);
             spans = spans == null ? null : spans.subList(0, topics.size());
         }
-    }
-
-    String kgOf(Options options) {
-        return options.has("kg") ? KnowledgeGraphs.require(tx, options.string("kg", null), "config.kg")
-                : KnowledgeGraphs.defaultKg(tx, "config.kg");
     }
 
     static SimGragSearch.Settings settings(Options options) {

@@ -175,9 +175,7 @@ public class SubgraphRagProcedures {
         if (question == null) {
             throw new IllegalArgumentException("question must be a string, got null");
         }
-        String kgName = options.has("kg")
-                ? KnowledgeGraphs.require(tx, options.string("kg", null), "config.kg")
-                : KnowledgeGraphs.defaultKg(tx, "config.kg");
+        String kgName = KnowledgeGraphs.fromConfig(tx, options);
 
         Onnx.requireRuntime();
         try (ModelCache.Lease<ScorerModel> lease = ScorerModel.acquire(modelName)) {

@@ -58,6 +58,12 @@ public final class KnowledgeGraphs {
                         where + ": no knowledge graph is loaded; run `kgqa load` first"));
     }
 
+    /** The KG a procedure's {@code config.kg} names, else the default one ({@link #defaultKg}). */
+    public static String fromConfig(Transaction tx, Options options) {
+        return options.has("kg") ? require(tx, options.string("kg", null), options.where("kg"))
+                : defaultKg(tx, options.where("kg"));
+    }
+
     /** " (loaded: a, b)" or " (none is loaded)": appended to errors about an unknown KG. */
     public static String known(Transaction tx) {
         List<String> names = new ArrayList<>();
