@@ -283,7 +283,10 @@ def render(
         "count subgraphrag uses) are fitted on dev phrasings filled with KB entities, and the SubgraphRAG "
         "scorer on dev questions. A dev sample of subgraphrag can therefore hold questions its scorer was "
         "trained on (`bench/subgraphrag_metaqa.py --split dev` uses the held-out part only); the test rows "
-        "are clean. "
+        "are clean. GSR's chain generator is trained on dev questions (with the KG's relations as index "
+        "pseudo-questions), so gsr has no dev row; sgrag falls back to GSR's chain when no template matches "
+        "or its classifier is unsure about a one-entity question (a rule chosen on our free-form tune set, "
+        "`bench/sgrag_gsr_fallback.py`). "
         'A "sample of N" is a seeded sample spread evenly over the hops, used where the full split has '
         "not been run yet.",
         "",

@@ -55,7 +55,10 @@ class ChainModel:
         options.intra_op_num_threads = 1
         self.encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options)
         self.decoder = ort.InferenceSession(str(directory / "decoder.onnx"), options)
-        self.tokenizer = BertWordPieceTokenizer(str(source_dir() / "vocab.txt"), lowercase=True)
+        vocab = directory / "vocab.txt"  # written beside the model since the database tokenises too
+        self.tokenizer = BertWordPieceTokenizer(
+            str(vocab if vocab.is_file() else source_dir() / "vocab.txt"), lowercase=True
+        )
         self.tokenizer.enable_truncation(max_length=int(self.meta["max_words"]))
         self.max_chain = int(self.meta["max_chain"])
 
@@ -83,20 +86,18 @@ class ChainModel:
             )[0]
             candidates = []
             for (p, s), row in zip(live, logprobs, strict=True):
-                for token in np.argsort(-row)[: beams + 1]:
+                for token in np.argsort(-row, kind="stable")[: beams + 1]:
                     if token in (PAD, BOS):
                         continue
                     candidates.append((p + [int(token)], s + float(row[token])))
-            candidates.sort(key=lambda c: -c[1])
+            candidates.sort(key=lambda c: -c[1])  # stable: ties keep the order they were proposed in
             live = []
-            for p, s in candidates:
+            for p, s in candidates:  # all of them: an early stop could miss a better finished chain
                 if p[-1] == EOS:
                     if len(p) > 2:
                         done.append((p, s))
-                elif len(live) < beams:
+                elif len(live) < beams and len(p) <= self.max_chain + 1:
                     live.append((p, s))
-                if len(live) >= beams and len(done) >= beams:
-                    break
             if not live:
                 break
         done.sort(key=lambda c: -c[1])

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kgqa.core.config import external_server, models_dir
 from kgqa.core.errors import ModelMissing
+from kgqa.models.gsr import gsr_models_dir
 from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
 
 TRAIN_CLASSIFIERS = "kgqa train classifiers"
@@ -74,3 +75,13 @@ def require_subgraphrag_model(name: str) -> None:
         raise ModelMissing(
             f"SubgraphRAG model {name!r}", f"kgqa train subgraphrag --name {name}", str(directory)
         )
+
+
+def require_gsr_model(name: str) -> None:
+    """Fails early, naming the training command, when the managed server has no GSR model ``name`` (as
+    :func:`require_subgraphrag_model`; with an external server the database names the command itself)."""
+    if external_server() is not None:
+        return
+    directory = gsr_models_dir() / name
+    if not all((directory / f).is_file() for f in ("encoder.onnx", "decoder.onnx", "vocab.txt", "meta.json")):
+        raise ModelMissing(f"GSR model {name!r}", f"kgqa train gsr --name {name}", str(directory))

@@ -1,10 +1,11 @@
 """GSR (method ``gsr``): a small trained model writes relation chains; the database walks them.
 
-The topic entity's words are masked, the chain generator (:mod:`kgqa.models.gsr`, beam search over the ONNX
-export of ``kgqa train gsr``) proposes chains of (relation, direction) steps, and each chain, best first, is
-walked from the topic entities with SG-RAG's path template (``cypher_templates/sgrag/path.cypher.j2``): a
-generated chain is exactly a template nobody had to write. Chains that reach nothing are dropped; the first
-``keep`` that reach something are the evidence, and the best one's end nodes are the answers.
+Everything happens in one call of ``kgqa.gsr.retrieve`` (``cypher_templates/gsr/retrieve.cypher.j2``): the
+topic entity's words are masked, the chain generator trained by ``kgqa train gsr`` runs in ONNX Runtime
+inside Neo4j and proposes chains of (relation, direction) steps by beam search, and each chain, best first,
+is walked from the topic entities with SG-RAG's path semantics: a generated chain is exactly a template
+nobody had to write. Chains that reach nothing are dropped; the first ``keep`` that reach something are the
+evidence, and the best one's end nodes are the answers.
 """
 
 from __future__ import annotations
@@ -12,70 +13,89 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
-from kgqa.models.gsr import DEFAULT_MODEL, ChainModel, gsr_models_dir, masked
+from kgqa.graph.cypher import render
+from kgqa.models import registry
 from kgqa.retrieve.base import Retriever
-from kgqa.retrieve.sgrag import rank_answers, run_steps, select_paths, steps_query
-from neo4j import Driver
+from kgqa.retrieve.paths import TemplateMatch, rank_answers, select_paths
+from neo4j import Driver, RoutingControl
 
+DEFAULT_MODEL = "default"
 DEFAULT_BEAMS = 10
 DEFAULT_KEEP = 3  # chains that reach something, as GSR keeps
+
+Step = tuple[str, str]  # (relation, "out" | "in")
 
 
 @dataclass
 class GsrTrace(MethodTrace):
     masked_question: str
-    chains: list[tuple[list[tuple[str, str]], float]]  # generated, best first, with log-probabilities
-    executed: list[list[tuple[str, str]]] = field(default_factory=list)  # those that reached something
-
-
-_MODELS: dict[str, ChainModel] = {}
-
-
-def chain_model(name: str = DEFAULT_MODEL) -> ChainModel:
-    if name not in _MODELS:
-        _MODELS[name] = ChainModel(gsr_models_dir() / name)
-    return _MODELS[name]
+    chains: list[tuple[list[Step], float]]  # generated, best first, with log-probabilities
+    executed: list[list[Step]] = field(default_factory=list)  # those that reached something, walked
+    paths_truncated: bool = False  # a chain had more paths than the procedure's maxPaths
 
 
 class GsrRetriever(Retriever):
     name = "gsr"
 
-    def __init__(self, driver: Driver, model: str = DEFAULT_MODEL, beams: int = DEFAULT_BEAMS) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        model: str = DEFAULT_MODEL,
+        beams: int = DEFAULT_BEAMS,
+        keep: int = DEFAULT_KEEP,
+    ) -> None:
         super().__init__(driver)
-        self.model = chain_model(model)
+        self.model = model
         self.beams = beams
+        self.keep = keep
+        registry.require_gsr_model(model)
 
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities))
         if not topic_entities:
             evidence.reason = "no topic entity linked"
             return evidence
-        text = masked(question, [e.span or e.name for e in topic_entities])
-        chains = self.model.chains(text, self.beams)
-        trace = GsrTrace(text, [([*c.steps], round(c.score, 4)) for c in chains])
+        config = {
+            "kg": kg,
+            "model": self.model,
+            "beams": self.beams,
+            "keep": self.keep,
+            "topicEntities": [e.id for e in topic_entities],
+            "topicSpans": [e.span or e.name for e in topic_entities],
+            "allChains": True,
+        }
+        records = self.driver.execute_query(
+            render("gsr/retrieve"), {"question": question, "config": config}, routing_=RoutingControl.READ
+        ).records
+        trace = GsrTrace(str(records[0]["maskedQuestion"]) if records else "", [])
         evidence.trace = trace
-        topic_ids = [e.id for e in topic_entities]
+        matches: dict[int, TemplateMatch] = {}
+        for r in records:
+            rank = int(r["chainRank"])
+            if rank not in matches:
+                steps: list[Step] = [(str(rel), str(way)) for rel, way in r["chain"]]
+                trace.chains.append((steps, round(float(r["score"]), 4)))
+                matches[rank] = TemplateMatch("gsr", truncated=bool(r["truncated"]))
+            if r["triplets"]:
+                matches[rank].paths.append([(str(h), str(rel), str(t)) for h, rel, t in r["triplets"]])
+                matches[rank].answers.append(str(r["answer"]))
         triplets: list[Triplet] = []
         seen: set[Triplet] = set()
-        for chain in chains:
-            if len(trace.executed) >= DEFAULT_KEEP:
-                break
-            match = run_steps(
-                self.driver, steps_query(chain.steps, "a generated chain"), "gsr", kg, topic_ids
-            )
+        for (steps, score), match in zip(trace.chains, matches.values(), strict=True):
             if not match.paths:
                 continue
-            trace.executed.append([*chain.steps])
+            trace.executed.append(steps)
+            trace.paths_truncated |= match.truncated
             answers, support, first_path = rank_answers(match)
             if len(trace.executed) == 1:
                 evidence.answer_candidates = answers
                 evidence.answer_scores = [float(s) for s in support]
-                evidence.hops = len(chain.steps)
+                evidence.hops = len(steps)
             chosen, _n = select_paths(match, answers, first_path, k)
             for index in chosen:
                 path = match.paths[index]
                 evidence.paths.append(path)
-                evidence.path_scores.append(chain.score)
+                evidence.path_scores.append(score)
                 for t in path:
                     if t not in seen and len(triplets) < k:
                         seen.add(t)

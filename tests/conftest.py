@@ -134,17 +134,16 @@ def subgraphrag_model(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
 
 @pytest.fixture(scope="session")
 def gsr_model(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
-    """GSR model ``default`` in the test home; when missing, trained by the real trainer on MetaQA dev
-    (about a minute on 2 cores), so that ``--method gsr`` works."""
-    from kgqa.graph.cypher import render
+    """GSR model ``default`` in the test home; when missing (or older than the vocab.txt the database reads),
+    trained by the real trainer on MetaQA dev and the KG's chains (a few minutes on 2 cores)."""
     from kgqa.models.gsr import gsr_models_dir
 
-    if not (gsr_models_dir() / "default" / "meta.json").is_file():
-        from kgqa.training.gsr import GsrConfig, train_gsr
+    if not (gsr_models_dir() / "default" / "vocab.txt").is_file():
+        from kgqa.training.gsr import GsrConfig, train_gsr_for_kg
 
-        records = driver.execute_query(render("gsr/relations"), {"kg": metaqa_kg}).records
-        relations = {str(r["name"]): str(r["text"]) for r in records}
-        train_gsr(relations, gsr_models_dir() / "default", str(shared_data / "metaqa"), GsrConfig(epochs=30))
+        train_gsr_for_kg(
+            driver, metaqa_kg, gsr_models_dir() / "default", str(shared_data / "metaqa"), GsrConfig(epochs=30)
+        )
     return "default"
 
 

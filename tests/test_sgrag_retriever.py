@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import pytest
 from kgqa.core.types import LinkedEntity
 from kgqa.retrieve.linking import link_entities
-from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace, rank_answers, run_template, select_paths
+from kgqa.retrieve.paths import rank_answers, select_paths
+from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace, run_template
 
 KG = "test_sgrag"
 OTHER_KG = "test_sgrag_other"
@@ -126,7 +127,8 @@ def test_select_paths_keeps_every_answer_within_k(driver, tiny_kg: str) -> None:
 
 @pytest.fixture(scope="module")
 def retriever(driver, question_classifiers) -> SgragRetriever:  # type: ignore[no-untyped-def]
-    return SgragRetriever(driver)  # the real classifiers, installed in the test home
+    # the real classifiers, installed in the test home; templates only (test_gsr tests the GSR fallback)
+    return SgragRetriever(driver, fallback=False)
 
 
 def test_retriever_end_to_end(

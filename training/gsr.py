@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -22,6 +24,7 @@ import numpy as np
 import torch
 from kgqa.models.encoder import source_dir
 from kgqa.training.gsr_data import Example
+from neo4j import Driver, RoutingControl
 from torch import nn
 
 PAD, BOS, EOS = 0, 1, 2
@@ -269,6 +272,8 @@ def export(model: ChainGenerator, vocab: dict[str, int], out: Path, meta: dict[s
         },
         dynamo=True,
     )
+    # The encoder's WordPiece vocabulary travels with the model: the database tokenises with it.
+    shutil.copyfile(source_dir() / "vocab.txt", out / "vocab.txt")
     tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
     (out / "meta.json").write_text(
         json.dumps(
@@ -298,19 +303,89 @@ def train_gsr(
     data_dir: str | None = None,
     cfg: GsrConfig | None = None,
     progress: Callable[[str], None] = lambda _m: None,
+    path_chains: Sequence[tuple[tuple[str, str], ...]] = (),
+    per_chain: int = 1,
+    questions: bool = True,
 ) -> TrainReport:
-    """Trains on MetaQA dev (retrieval) and the KG's relations (index), exports to ``out``; the report.
+    """Trains the chain generator and installs it at ``out``; the report.
 
-    relations: the KG's relation names -> readable texts (the decoder's vocabulary).
+    relations: the KG's relation names -> readable texts (the decoder's vocabulary). questions: train on
+    MetaQA dev (retrieval; its wordings never seen in training are the validation set). path_chains: the
+    chains the KG can walk (``gsr_data.walkable_chains``), ``per_chain`` synthesised questions each. The
+    index pseudo-questions are always in. Without MetaQA, a tenth of the synthesised wordings validate.
     """
-    from kgqa.training.gsr_data import index_examples, metaqa_examples, split
+    from kgqa.training.gsr_data import index_examples, metaqa_examples, path_examples, split
 
     cfg = cfg or GsrConfig()
-    train_rows, valid_rows = split(metaqa_examples(data_dir), 0.1, cfg.seed)
+    synthesised = path_examples(path_chains, relations, per_chain, cfg.seed)
+    if questions:
+        train_rows, valid_rows = split(metaqa_examples(data_dir), 0.1, cfg.seed)
+        train_rows += synthesised
+    else:
+        train_rows, valid_rows = split(synthesised, 0.1, cfg.seed)
     unknown = {r for e in train_rows for r, _d in e.chain} - set(relations)
     if unknown:
         raise ValueError(f"the training chains use relations the KG does not have: {sorted(unknown)}")
     train_rows += index_examples(relations)
+    if not valid_rows:
+        raise ValueError("no training questions: give MetaQA questions or chains to synthesise from")
     model, vocab, report = train(train_rows, valid_rows, sorted(relations), cfg, progress)
-    export(model, vocab, out, {"config": config_dict(cfg), "report": asdict(report), "relations": relations})
+    # Exported beside the live model and swapped in whole: the database reloads a model whose files change,
+    # and must never see half of a new one.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        export(
+            model,
+            vocab,
+            staging,
+            {"config": config_dict(cfg), "report": asdict(report), "relations": relations},
+        )
+        install(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def train_gsr_for_kg(
+    driver: Driver,
+    kg: str,
+    out: Path,
+    data_dir: str | None = None,
+    cfg: GsrConfig | None = None,
+    progress: Callable[[str], None] = lambda _m: None,
+    synthesise: bool = True,
+    per_chain: int = 1,
+) -> TrainReport:
+    """:func:`train_gsr` for a loaded KG: its relations are the vocabulary, its walkable chains (read from its
+    entities in the database) are synthesised into questions, and MetaQA dev is used when the KG has every
+    relation MetaQA's questions walk (otherwise the model learns from the KG alone)."""
+    from kgqa.core.metaqa import ROLE_RELATION
+    from kgqa.graph.cypher import render
+    from kgqa.training.gsr_data import walkable_chains
+
+    records = driver.execute_query(render("gsr/relations"), {"kg": kg}, routing_=RoutingControl.READ).records
+    relations = {str(r["name"]): str(r["text"]) for r in records}
+    if not relations:
+        raise ValueError(f"KG {kg!r} has no relations; load it first")
+    questions = set(ROLE_RELATION.values()) <= set(relations)
+    if not questions:
+        progress(f"KG {kg!r} lacks MetaQA's relations: training on questions synthesised from the KG alone")
+    chains: list[tuple[tuple[str, str], ...]] = []
+    if synthesise:
+        signatures = driver.execute_query(
+            render("gsr/signatures"), {"kg": kg}, routing_=RoutingControl.READ
+        ).records
+        chains = walkable_chains([(s["outgoing"], s["incoming"], int(s["entities"])) for s in signatures])
+        progress(f"{len(chains)} walkable relation chains of 1-3 hops, {per_chain} questions each")
+    return train_gsr(relations, out, data_dir, cfg, progress, chains, per_chain, questions)
+
+
+def install(staging: Path, out: Path) -> None:
+    """Replaces the model directory ``out`` by ``staging`` with two renames."""
+    old = out.with_name(f".{out.name}-old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    shutil.rmtree(old, ignore_errors=True)

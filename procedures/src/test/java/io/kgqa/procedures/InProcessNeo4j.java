@@ -79,6 +79,23 @@ public final class InProcessNeo4j implements AutoCloseable {
     }
 
     /** Runs a read query and returns every row as a map. */
+    /**
+     * The constraints and indexes {@code kgqa load} creates that the linker and the procedures rely on
+     * (entity key, name lookups, the full-text name index), waited for.
+     */
+    public InProcessNeo4j withEntitySchema() {
+        for (String schema : List.of(
+                "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.kg, e.id) IS UNIQUE",
+                "CREATE INDEX entity_kg_name IF NOT EXISTS FOR (e:Entity) ON (e.kg, e.name)",
+                "CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON EACH [e.name]",
+                "CREATE CONSTRAINT relation_key IF NOT EXISTS FOR (r:Relation) REQUIRE (r.kg, r.name) IS UNIQUE",
+                "CREATE CONSTRAINT kg_name IF NOT EXISTS FOR (k:KG) REQUIRE k.name IS UNIQUE")) {
+            database().executeTransactionally(schema);
+        }
+        database().executeTransactionally("CALL db.awaitIndexes(60)");
+        return this;
+    }
+
     public List<Map<String, Object>> rows(String query, Map<String, Object> parameters) {
         return database.executeTransactionally(query, parameters, result -> {
             List<Map<String, Object>> rows = new ArrayList<>();

@@ -125,6 +125,20 @@ public final class ModelCache<T extends AutoCloseable> {
         }
     }
 
+    /**
+     * {@link #acquire(Path, List, Loader)} for a procedure: a loader's IllegalArgumentException (a message
+     * for the user) passes as is, any other failure becomes "cannot load {what} from {directory}: …".
+     */
+    public Lease<T> acquire(String what, Path directory, List<Path> files, Loader<T> loader) {
+        try {
+            return acquire(directory, files, loader);
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot load " + what + " from " + directory + ": " + e, e);
+        }
+    }
+
     /** Drops every cached model (for tests); in-flight leases keep theirs open until released. */
     public synchronized void clear() {
         for (Path key : List.copyOf(entries.keySet())) {

@@ -100,13 +100,7 @@ public final class ScorerModel implements AutoCloseable {
         }
         Path parts = directory.resolve(PARTS_FILE);
         List<Path> files = Files.isRegularFile(parts) ? List.of(model, meta, parts) : List.of(model, meta);
-        try {
-            return CACHE.acquire(directory, files, dir -> load(name, dir));
-        } catch (IllegalArgumentException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot load SubgraphRAG model '" + name + "' from " + directory + ": " + e, e);
-        }
+        return CACHE.acquire("SubgraphRAG model '" + name + "'", directory, files, dir -> load(name, dir));
     }
 
     static ScorerModel load(String name, Path directory) throws Exception {

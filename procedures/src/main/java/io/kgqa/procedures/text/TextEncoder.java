@@ -54,13 +54,7 @@ public final class TextEncoder implements AutoCloseable {
     public static ModelCache.Lease<TextEncoder> acquire(String name) {
         List<Path> files = requireFiles(name);
         Path directory = files.get(0).getParent();
-        try {
-            return CACHE.acquire(directory, files, TextEncoder::load);
-        } catch (IllegalArgumentException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot load text encoder '" + name + "' from " + directory + ": " + e, e);
-        }
+        return CACHE.acquire("text encoder '" + name + "'", directory, files, TextEncoder::load);
     }
 
     /**

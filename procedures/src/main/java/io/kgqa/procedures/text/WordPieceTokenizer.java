@@ -107,6 +107,34 @@ public final class WordPieceTokenizer {
         return ids;
     }
 
+    /**
+     * Like {@link #encode(String)}, but every occurrence of the vocabulary token {@code special} (e.g.
+     * {@code [MASK]}) stays one id, as Hugging Face tokenizers keep their special tokens whole.
+     */
+    public long[] encode(String text, String special) {
+        int specialId = requireToken(special);
+        List<String> pieces = new ArrayList<>();
+        int from = 0;
+        while (true) {
+            int at = text.indexOf(special, from);
+            pieces.addAll(tokenize(at < 0 ? text.substring(from) : text.substring(from, at)));
+            if (at < 0) {
+                break;
+            }
+            pieces.add(special);
+            from = at + special.length();
+        }
+        int kept = Math.min(pieces.size(), maxLength - 2);
+        long[] ids = new long[kept + 2];
+        ids[0] = clsId;
+        for (int i = 0; i < kept; i++) {
+            Integer id = pieces.get(i).equals(special) ? Integer.valueOf(specialId) : vocabulary.get(pieces.get(i));
+            ids[i + 1] = id != null ? id : unkId;
+        }
+        ids[kept + 1] = sepId;
+        return ids;
+    }
+
     /** The word pieces of {@code text}, without specials and without truncation. */
     public List<String> tokenize(String text) {
         List<String> pieces = new ArrayList<>();

@@ -5,16 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kgqa.procedures.InProcessNeo4j;
+import io.kgqa.procedures.TestModels;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.text.TextFunctions;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.ZonedDateTime;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,22 +42,15 @@ class LinkingProceduresTest {
     void start() throws Exception {
         // The tiny 4-d test encoder stands in for all-MiniLM-L6-v2 (the vector fallback's encoder).
         models = Files.createTempDirectory("kgqa-link-models");
-        copyTree(Path.of(getClass().getResource("/models/encoder/tiny-encoder").toURI()),
+        TestModels.copyTree(Path.of(getClass().getResource("/models/encoder/tiny-encoder").toURI()),
                 models.resolve("encoder/all-MiniLM-L6-v2"));
         previousModelsDir = System.setProperty(ModelsDir.PROPERTY, models.toString());
 
         neo4j = InProcessNeo4j.builder()
                 .withProcedure(LinkingProcedures.class)
                 .withFunction(TextFunctions.class)
-                .build();
-        for (String schema : List.of(
-                "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.kg, e.id) IS UNIQUE",
-                "CREATE INDEX entity_kg_name IF NOT EXISTS FOR (e:Entity) ON (e.kg, e.name)",
-                "CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON EACH [e.name]",
-                "CREATE CONSTRAINT relation_key IF NOT EXISTS FOR (r:Relation) REQUIRE (r.kg, r.name) IS UNIQUE",
-                "CREATE CONSTRAINT kg_name IF NOT EXISTS FOR (k:KG) REQUIRE k.name IS UNIQUE")) {
-            neo4j.database().executeTransactionally(schema);
-        }
+                .build()
+                .withEntitySchema();
         neo4j.database().executeTransactionally("""
                 CREATE (:KG {name: 'movies', status: 'complete', loaded_at: datetime('2024-01-02T00:00:00Z')})
                 CREATE (:KG {name: 'other', status: 'complete', loaded_at: datetime('2024-01-01T00:00:00Z')})
@@ -102,7 +94,7 @@ class LinkingProceduresTest {
         if (neo4j != null) {
             neo4j.close();
         }
-        deleteTree(models);
+        TestModels.deleteTree(models);
         if (previousModelsDir == null) {
             System.clearProperty(ModelsDir.PROPERTY);
         } else {
@@ -354,33 +346,5 @@ class LinkingProceduresTest {
 
     private static void assertContains(String actual, String expected) {
         assertTrue(actual.contains(expected), "expected '" + expected + "' in: " + actual);
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        Files.createDirectories(to);
-        try (Stream<Path> paths = Files.walk(from)) {
-            for (Path source : paths.toList()) {
-                Path target = to.resolve(from.relativize(source).toString());
-                if (Files.isDirectory(source)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(source, target, StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
-        }
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (root == null || !Files.exists(root)) {
-            return;
-        }
-        List<Path> paths = new ArrayList<>();
-        try (Stream<Path> walk = Files.walk(root)) {
-            walk.forEach(paths::add);
-        }
-        paths.sort(Comparator.reverseOrder());
-        for (Path path : paths) {
-            Files.deleteIfExists(path);
-        }
     }
 }

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kgqa.procedures.InProcessNeo4j;
+import io.kgqa.procedures.TestModels;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.text.TextFunctions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -50,11 +50,11 @@ class SubgraphRagProceduresTest {
     @BeforeAll
     void start() throws Exception {
         models = Files.createTempDirectory("kgqa-models-test");
-        copyTree(Path.of(getClass().getResource("/models").toURI()), models);
+        TestModels.copyTree(Path.of(getClass().getResource("/models").toURI()), models);
         // kgqa.text.embed always uses the default encoder name; the tiny one stands in for it here.
-        copyTree(models.resolve("encoder/tiny-encoder"), models.resolve("encoder/all-MiniLM-L6-v2"));
+        TestModels.copyTree(models.resolve("encoder/tiny-encoder"), models.resolve("encoder/all-MiniLM-L6-v2"));
         // The same small MLP without its parts.onnx: every triple through the whole model.
-        copyTree(models.resolve("subgraphrag/tiny-mlp"), models.resolve("subgraphrag/tiny-mlp-whole"));
+        TestModels.copyTree(models.resolve("subgraphrag/tiny-mlp"), models.resolve("subgraphrag/tiny-mlp-whole"));
         Files.delete(models.resolve("subgraphrag/tiny-mlp-whole/parts.onnx"));
         previousModelsDir = System.setProperty(ModelsDir.PROPERTY, models.toString());
 
@@ -466,18 +466,5 @@ class SubgraphRagProceduresTest {
             }
         }
         return unbox(all);
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> paths = Files.walk(from)) {
-            for (Path source : paths.toList()) {
-                Path target = to.resolve(from.relativize(source).toString());
-                if (Files.isDirectory(source)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(source, target, StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
-        }
     }
 }

@@ -1,0 +1,90 @@
+"""Relation paths walked from topic entities: the path template, what it returns, and how answers and evidence
+are read off it. SG-RAG fills the template with a question type's relation path, GSR with a generated chain.
+
+A path is a list of (relation, "out" | "in") steps: "out" walks along the KG's triples, "in" against them
+(``cypher_templates/sgrag/path.cypher.j2``; MetaQA semantics: no node after the start is the topic entity).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kgqa.core.types import Triplet
+from kgqa.graph.cypher import render
+from neo4j import Driver, RoutingControl
+
+DEFAULT_MAX_PATHS = 20_000  # LIMIT guard of the template, per question
+_RELATIONSHIP_TYPE = re.compile(r"^\w+$")
+
+
+@dataclass
+class TemplateMatch:
+    """What one question type's path returned for the topic entities."""
+
+    qtype: str
+    paths: list[list[Triplet]] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)  # end nodes, in row order, one per path
+    truncated: bool = False  # the $max_paths guard was hit
+
+
+def steps_query(steps: Sequence[tuple[str, str]], what: str) -> str:
+    """The path template for a chain of (relation, "out"|"in") steps: a question type's or a generated one."""
+    if not all(_RELATIONSHIP_TYPE.match(rel) and way in ("out", "in") for rel, way in steps):  # query text
+        raise ValueError(f"{what} has a relation that is not a plain name")
+    return render("sgrag/path", steps=list(steps))
+
+
+def run_steps(
+    driver: Driver,
+    query: str,
+    label: str,
+    kg: str,
+    topic_ids: Sequence[str],
+    max_paths: int = DEFAULT_MAX_PATHS,
+) -> TemplateMatch:
+    """Runs one rendered path template from the topic entity ids."""
+    records, _summary, _keys = driver.execute_query(
+        query,
+        {"kg": kg, "topic_ids": list(topic_ids), "max_paths": int(max_paths)},
+        routing_=RoutingControl.READ,
+    )
+    match = TemplateMatch(label, truncated=len(records) >= max_paths)
+    for record in records:
+        match.paths.append([(str(h), str(r), str(t)) for h, r, t in record["triplets"]])
+        match.answers.append(str(record["answer"]))
+    return match
+
+
+def rank_answers(match: TemplateMatch) -> tuple[list[str], list[int], dict[str, int]]:
+    """Distinct end nodes, most supporting paths first (stable); their path counts; each one's first path."""
+    support: dict[str, int] = {}
+    first_path: dict[str, int] = {}
+    for index, answer in enumerate(match.answers):
+        support[answer] = support.get(answer, 0) + 1
+        first_path.setdefault(answer, index)
+    ranked = sorted(support, key=lambda a: -support[a])  # sorted() is stable: ties keep first-seen order
+    return ranked, [support[a] for a in ranked], first_path
+
+
+def select_paths(
+    match: TemplateMatch, answers: Sequence[str], first_path: dict[str, int], k: int
+) -> tuple[list[int], int]:
+    """Path indexes for the evidence: one per answer first (always kept), then others while <= k triplets."""
+    chosen: list[int] = []
+    triplets: set[Triplet] = set()
+    for answer in answers:
+        index = first_path[answer]
+        chosen.append(index)
+        triplets.update(match.paths[index])
+    taken = set(chosen)
+    for index, path in enumerate(match.paths):
+        if index in taken:
+            continue
+        new = [t for t in path if t not in triplets]
+        if len(triplets) + len(new) > k:
+            continue
+        chosen.append(index)
+        triplets.update(new)
+    return chosen, len(triplets)
