@@ -32,7 +32,13 @@ from kgqa.retrieve.subgraphrag import (
     dedup_scored,
     select_answers,
 )
-from kgqa.training.subgraphrag_data import KgIndex, LocalGraph, local_subgraph, shortest_path_labels
+from kgqa.training.subgraphrag_data import (
+    DdeLayout,
+    KgIndex,
+    LocalGraph,
+    local_subgraph,
+    shortest_path_labels,
+)
 from neo4j import Driver, RoutingControl
 
 Triplet = tuple[str, str, str]
@@ -67,7 +73,11 @@ def gold_for(
     retriever whose capped candidates miss some of them pays for it). Computed with the numpy reference of
     the candidate definition (identical to the procedure's below the cap; see the training parity check)."""
     sub = local_subgraph(
-        graph, [index.entity(t) for t in topic_ids], hops, include_seed=False, max_candidates=UNCAPPED
+        graph,
+        [index.entity(t) for t in topic_ids],
+        hops,
+        DdeLayout(include_seed=False),
+        max_candidates=UNCAPPED,
     )
     answers_local = np.flatnonzero(np.isin(sub.entities, np.asarray(answer_ids, dtype=np.int64)))
     labels = shortest_path_labels(

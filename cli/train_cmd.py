@@ -57,6 +57,12 @@ def classifiers(data_dir: str | None, seed: int, as_json: bool) -> None:
     show_default=True,
     help="Put the DDE seed one-hot s0 in the entity code (the paper does; its shipped config not).",
 )
+@click.option(
+    "--dde-rounds",
+    default="2,2",
+    show_default=True,
+    help="DDE rounds forward,reverse (SubgraphRAG's num_rounds, num_reverse_rounds; 3,3 sees distance 3).",
+)
 @click.option("--epochs", default=12, show_default=True, type=int, help="Maximum epochs (early stopping).")
 @click.option("--limit", default=None, type=int, help="Training questions per hop (quick runs, tests).")
 @click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
@@ -81,6 +87,7 @@ def subgraphrag(
     name: str,
     hops: int,
     include_seed: bool,
+    dde_rounds: str,
     epochs: int,
     limit: int | None,
     hidden: int,
@@ -104,11 +111,16 @@ def subgraphrag(
         raise KgqaError(f"training needs {exc.name}; install the extra: pip install 'kgqa[train]'") from None
     if not name or "/" in name or name.startswith("."):
         raise KgqaError(f"--name must be a plain directory name, got {name!r}")
+    forward, _, reverse = dde_rounds.partition(",")
+    if not (forward.strip().isdigit() and reverse.strip().isdigit()) or max(int(forward), int(reverse)) > 8:
+        raise KgqaError(f"--dde-rounds must be two numbers 0..8 as forward,reverse, got {dde_rounds!r}")
     config = TrainConfig(
         kg=kg,
         name=name,
         hops=hops,
         include_seed=include_seed,
+        dde_forward=int(forward),
+        dde_reverse=int(reverse),
         epochs=epochs,
         limit=limit,
         hidden=hidden,
@@ -149,9 +161,14 @@ def gsr(kg: str, name: str, data_dir: str | None, synthesise: bool, epochs: int,
 
     Trained on MetaQA dev when the KG has MetaQA's relations, on questions synthesised from the KG's own
     relation chains, and on one pseudo-question per relation."""
+    from kgqa.core.errors import KgqaError
     from kgqa.graph.connection import open_driver
     from kgqa.models.gsr import gsr_models_dir
-    from kgqa.training.gsr import GsrConfig, train_gsr_for_kg
+
+    try:
+        from kgqa.training.gsr import GsrConfig, train_gsr_for_kg
+    except ModuleNotFoundError as exc:
+        raise KgqaError(f"training needs {exc.name}; install the extra: pip install 'kgqa[train]'") from None
 
     with open_driver() as driver:
         try:

@@ -23,10 +23,13 @@ from kgqa.core.text import without_brackets  # noqa: E402
 from kgqa.retrieve.subgraphrag import SubgraphRagTrace, answer_candidates, dedup_scored  # noqa: E402
 from kgqa.training import subgraphrag as sg  # noqa: E402
 from kgqa.training.subgraphrag_data import (  # noqa: E402
+    DdeLayout,
     KgIndex,
     LocalGraph,
     dde_codes,
+    dde_entity_dim,
     feature_rows,
+    input_dim,
     local_subgraph,
     shortest_path_labels,
     split_questions,
@@ -72,7 +75,7 @@ def test_labels_several_topics_and_unreachable_answers() -> None:
 def test_dde_forward_reverse_means_and_isolated_nodes() -> None:
     # 0 (topic) -> 1, 2 -> 1, 1 -> 3; node 4 isolated
     heads, tails = np.asarray([0, 2, 1]), np.asarray([1, 1, 3])
-    codes = dde_codes(5, heads, tails, [0], include_seed=True)
+    codes = dde_codes(5, heads, tails, [0], DdeLayout(True))
     assert codes.shape == (5, 10)
     s0, f1, f2, r1, r2 = (codes[:, i : i + 2] for i in range(0, 10, 2))
     np.testing.assert_allclose(s0, [[0, 1], [1, 0], [1, 0], [1, 0], [1, 0]])
@@ -82,13 +85,28 @@ def test_dde_forward_reverse_means_and_isolated_nodes() -> None:
     # reverse round 1: mean of out-neighbours' s0
     np.testing.assert_allclose(r1, [[1, 0], [1, 0], [1, 0], [0, 0], [0, 0]])
     np.testing.assert_allclose(r2, [[1, 0], [0, 0], [1, 0], [0, 0], [0, 0]])
-    without = dde_codes(5, heads, tails, [0], include_seed=False)
+    without = dde_codes(5, heads, tails, [0], DdeLayout(False))
     np.testing.assert_allclose(without, codes[:, 2:])
 
 
 def test_dde_counts_parallel_triples() -> None:
-    codes = dde_codes(3, np.asarray([0, 0, 2]), np.asarray([1, 1, 1]), [0], include_seed=False)
+    codes = dde_codes(3, np.asarray([0, 0, 2]), np.asarray([1, 1, 1]), [0], DdeLayout(False))
     np.testing.assert_allclose(codes[1, :2], [1 / 3, 2 / 3])
+
+
+def test_three_rounds_see_distance_three() -> None:
+    """A chain 0 -> 1 -> 2 -> 3 -> 4 from topic 0: the k-th forward round puts the topic's mass on node k, so
+    two rounds cannot tell node 3 (an answer of a 3-hop question) from node 4; three can."""
+    heads, tails = np.asarray([0, 1, 2, 3]), np.asarray([1, 2, 3, 4])
+    two = dde_codes(5, heads, tails, [0], DdeLayout(False, 2, 0))
+    three = dde_codes(5, heads, tails, [0], DdeLayout(False, 3, 0))
+    assert two.shape == (5, 4) and three.shape == (5, 6)
+    topic_mass = three[:, 1::2]  # column 1 of each round: the share of paths that started at the topic
+    assert topic_mass[3].tolist() == [0.0, 0.0, 1.0] and topic_mass[4].tolist() == [0.0, 0.0, 0.0]
+    assert two[3].tolist() == two[4].tolist()
+    assert dde_entity_dim(DdeLayout(True, 3, 3)) == 14 and input_dim(DdeLayout(True, 3, 3)) == 4 * 384 + 28
+    with pytest.raises(ValueError):
+        DdeLayout(True, 9, 2)
 
 
 def test_local_subgraph_radius_and_cap() -> None:
@@ -96,11 +114,11 @@ def test_local_subgraph_radius_and_cap() -> None:
     graph = LocalGraph(
         np.asarray([0, 1, 2, 1]), np.asarray([0, 0, 0, 1], np.int32), np.asarray([1, 2, 3, 4]), 5
     )
-    one = local_subgraph(graph, [0], 1, include_seed=True)
+    one = local_subgraph(graph, [0], 1, DdeLayout(True))
     assert one.size == 1
-    two = local_subgraph(graph, [0], 2, include_seed=True)
+    two = local_subgraph(graph, [0], 2, DdeLayout(True))
     assert two.size == 3 and sorted(two.entities[two.tails].tolist()) == [1, 2, 4]
-    capped = local_subgraph(graph, [0], 3, include_seed=False, max_candidates=2)
+    capped = local_subgraph(graph, [0], 3, DdeLayout(False), max_candidates=2)
     assert capped.size == 2 and capped.entity_dde.shape[1] == 8
     assert capped.entities[capped.topics].tolist() == [0]
 
@@ -129,7 +147,7 @@ def _toy_examples(index: KgIndex, include_seed: bool, n_questions: int = 24, see
     parts = []
     for q in range(n_questions):
         topic = int(rng.integers(0, n))
-        sub = local_subgraph(graph, [topic], 2, include_seed)
+        sub = local_subgraph(graph, [topic], 2, DdeLayout(include_seed))
         labels = shortest_path_labels(
             sub.entities.size,
             sub.heads,
@@ -280,8 +298,8 @@ def test_db_candidates_match_the_numpy_reference(driver, metaqa_kg) -> None:  # 
         (["Joel Zwick"], 3),
         (["Lee Pace", "Kismet"], 2),
     ]
-    for seed in (True, False):
-        assert check_reference_parity(driver, index, graph, cases, seed, max_rows=30000) == len(cases)
+    for dde in (DdeLayout(True), DdeLayout(False), DdeLayout(True, 3, 3)):
+        assert check_reference_parity(driver, index, graph, cases, dde, max_rows=30000) == len(cases)
 
 
 @pytest.mark.slow
@@ -364,3 +382,22 @@ def test_balanced_bce_weighs_questions_and_classes_equally() -> None:
     torch.testing.assert_close(loss, (q0 + q1) / 2)
     only_negatives = sg.balanced_bce(logits[1:3], labels[1:3], torch.tensor([0, 0]), 1)
     torch.testing.assert_close(only_negatives, bce(logits[1:3], labels[1:3].float()))
+
+
+def test_feature_cache_key_covers_the_question_rows() -> None:
+    """The same validation questions after fewer or more training questions point at other rows of the
+    question-vector matrix (``--limit``); a cache keyed without the rows served stale offsets (IndexError
+    with a smaller limit, the wrong question vectors with a larger one)."""
+    from kgqa.training.subgraphrag import _cache_key, feature_cache_key
+
+    val = [
+        MetaqaQuestion(f"who directed [F{i}]", (f"F{i}",), ("D",), None, 1, "dev", "vanilla", i)
+        for i in range(3)
+    ]
+    common = {"version": 2, "kg": "fp", "hops": 2}
+    after_60 = feature_cache_key(common, val, range(60, 63), None)
+    after_80 = feature_cache_key(common, val, range(80, 83), None)
+    assert _cache_key(after_60) != _cache_key(after_80)
+    assert _cache_key(after_60) == _cache_key(feature_cache_key(common, val, range(60, 63), None))
+    assert _cache_key(feature_cache_key(common, val, range(60, 63), 8)) != _cache_key(after_60)
+    assert _cache_key(feature_cache_key(common, val[:2], range(60, 62), None)) != _cache_key(after_60)

@@ -108,7 +108,7 @@ def split(examples: list[Example], share: float, seed: int) -> tuple[list[Exampl
     distinct = sorted(set(examples), key=lambda e: (e.task, e.text, e.chain))
     texts = sorted({e.text for e in distinct if e.task in ("retrieval", "path")})
     rng = random.Random(seed)
-    held = set(rng.sample(texts, int(len(texts) * share)))
+    held = set(rng.sample(texts, max(1, int(len(texts) * share)) if len(texts) > 1 else 0))
     valid = [e for e in distinct if e.text in held]
     train = [e for e in distinct if e.text not in held]
     return train, valid

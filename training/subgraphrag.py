@@ -47,6 +47,7 @@ from kgqa.training.subgraphrag_data import (
     DDE_ROUNDS_REVERSE,
     DEFAULT_MAX_CANDIDATES,
     EMBEDDING_DIM,
+    DdeLayout,
     KgIndex,
     LocalGraph,
     Subgraph,
@@ -88,6 +89,8 @@ class TrainConfig:
     name: str = "default"
     hops: int = 2  # candidate hops at inference; 3-hop questions are trained on 3-hop subgraphs
     include_seed: bool = True
+    dde_forward: int = DDE_ROUNDS_FORWARD  # DDE rounds along the triples (SubgraphRAG's num_rounds)
+    dde_reverse: int = DDE_ROUNDS_REVERSE  # and against them (num_reverse_rounds)
     epochs: int = 12
     limit: int | None = None  # training questions per hop (None: all of the train part)
     val_questions: int = 300  # validation questions per hop for early stopping
@@ -106,6 +109,10 @@ class TrainConfig:
     # torch intra-op threads. One is the default: on a small shared machine (the database on the same cores)
     # two threads were measured ~10x slower per batch than one, from threads waiting on each other.
     threads: int = 1
+
+    @property
+    def dde(self) -> DdeLayout:
+        return DdeLayout(self.include_seed, self.dde_forward, self.dde_reverse)
 
 
 @dataclass
@@ -275,7 +282,7 @@ def build_examples(
     index: KgIndex,
     source: SubgraphSource,
     config_hops: int,
-    include_seed: bool,
+    dde: DdeLayout,
     negatives: int | None,
     seed: int,
     workers: int = 2,
@@ -312,11 +319,25 @@ def build_examples(
         for result in bar:
             if result is not None:
                 parts.append(result)
-    return ExampleSet.concat(parts, dde_entity_dim(include_seed))
+    return ExampleSet.concat(parts, dde_entity_dim(dde))
 
 
 def _cache_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def feature_cache_key(
+    common: dict[str, Any], questions: Sequence[MetaqaQuestion], rows: range, negatives: int | None
+) -> dict[str, Any]:
+    """Everything that shapes a cached feature set: the configuration (``common``), the questions, the rows
+    of the question-vector matrix they point at (which depend on how many training questions precede the
+    validation ones, i.e. on ``--limit``), and the negative sampling."""
+    return {
+        **common,
+        "questions": [q.key for q in questions],
+        "rows": [rows.start, rows.stop],
+        "negatives": negatives,
+    }
 
 
 def cached_examples(path_key: dict[str, Any], kg: str, build: Callable[[], ExampleSet]) -> ExampleSet:
@@ -641,7 +662,7 @@ def make_source(driver: Driver, index: KgIndex, config: TrainConfig) -> Subgraph
     if config.source == "db":
 
         def from_db(topic_ids: Sequence[str], hops: int) -> Subgraph:
-            return fetch_subgraph(driver, index, topic_ids, hops, config.include_seed, config.max_candidates)
+            return fetch_subgraph(driver, index, topic_ids, hops, config.dde, config.max_candidates)
 
         return from_db
     if config.source in ("local", "auto"):
@@ -649,7 +670,7 @@ def make_source(driver: Driver, index: KgIndex, config: TrainConfig) -> Subgraph
 
         def from_local(topic_ids: Sequence[str], hops: int) -> Subgraph:
             return local_subgraph(
-                graph, [index.entity(t) for t in topic_ids], hops, config.include_seed, config.max_candidates
+                graph, [index.entity(t) for t in topic_ids], hops, config.dde, config.max_candidates
             )
 
         return from_local
@@ -725,7 +746,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
             for q in val_q[::step]
         ]
         compared = check_reference_parity(
-            driver, index, load_local_graph(driver, index), [c for c in cases if c[0]], config.include_seed
+            driver, index, load_local_graph(driver, index), [c for c in cases if c[0]], config.dde
         )
         if compared == 0:
             raise KgqaError("could not compare the candidates procedure with the reference; use --source db")
@@ -738,20 +759,22 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "kg": index.fingerprint,
         "hops": config.hops,
         "seed_dde": config.include_seed,
+        "dde_rounds": [config.dde_forward, config.dde_reverse],
         "max": config.max_candidates,
         "seed": config.seed,
         "source": "db" if config.source == "db" else "reference",
     }
+    train_rows, val_rows = range(len(train_q)), range(len(train_q), len(texts))
     train = cached_examples(
-        {**common, "questions": [q.key for q in train_q], "negatives": config.negatives},
+        feature_cache_key(common, train_q, train_rows, config.negatives),
         config.kg,
         lambda: build_examples(
             train_q,
-            range(len(train_q)),
+            train_rows,
             index,
             source,
             config.hops,
-            config.include_seed,
+            config.dde,
             config.negatives,
             config.seed,
             config.workers,
@@ -759,15 +782,15 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         ),
     )
     val = cached_examples(
-        {**common, "questions": [q.key for q in val_q], "negatives": None},
+        feature_cache_key(common, val_q, val_rows, None),
         config.kg,
         lambda: build_examples(
             val_q,
-            range(len(train_q), len(texts)),
+            val_rows,
             index,
             source,
             config.hops,
-            config.include_seed,
+            config.dde,
             None,
             config.seed,
             config.workers,
@@ -788,7 +811,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = TripleScorer(EMBEDDING_DIM, dde_entity_dim(config.include_seed), config.hidden)
+    model = TripleScorer(EMBEDDING_DIM, dde_entity_dim(config.dde), config.hidden)
     history = fit(model, train, val, tensors, config, log)
     best = next(row for row in history if row["selected"])
     model_bytes = to_onnx(model)
@@ -799,10 +822,10 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
     log(f"parts check: max |parts - torch| = {parts_diff:.2e}")
     data_dir = metaqa_root(config)
     meta: dict[str, Any] = {
-        "input_dim": input_dim(config.include_seed),
+        "input_dim": input_dim(config.dde),
         "embedding_dim": EMBEDDING_DIM,
-        "dde_rounds_forward": DDE_ROUNDS_FORWARD,
-        "dde_rounds_reverse": DDE_ROUNDS_REVERSE,
+        "dde_rounds_forward": config.dde_forward,
+        "dde_rounds_reverse": config.dde_reverse,
         "include_seed": config.include_seed,
         "encoder": ENCODER_NAME,
         "hops": config.hops,

@@ -37,14 +37,29 @@ DDE_ROUNDS_REVERSE = 2
 DEFAULT_MAX_CANDIDATES = 20000
 
 
-def dde_entity_dim(include_seed: bool) -> int:
+@dataclass(frozen=True)
+class DdeLayout:
+    """What a DDE code holds: the seed one-hot s0 or not, then ``forward`` rounds along the triples and
+    ``reverse`` rounds against them (SubgraphRAG's ``num_rounds`` / ``num_reverse_rounds``). Two rounds
+    cannot tell a distance of 3 from farther away, which 3-hop questions need."""
+
+    include_seed: bool = True
+    forward: int = DDE_ROUNDS_FORWARD
+    reverse: int = DDE_ROUNDS_REVERSE
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.forward <= 8 or not 0 <= self.reverse <= 8:
+            raise ValueError(f"DDE rounds must be within 0..8, got {self.forward} and {self.reverse}")
+
+
+def dde_entity_dim(dde: DdeLayout) -> int:
     """Width of one entity's DDE code: 2 per round (+2 for the seed one-hot s0)."""
-    return 2 * (DDE_ROUNDS_FORWARD + DDE_ROUNDS_REVERSE + (1 if include_seed else 0))
+    return 2 * (dde.forward + dde.reverse + (1 if dde.include_seed else 0))
 
 
-def input_dim(include_seed: bool, embedding_dim: int = EMBEDDING_DIM) -> int:
+def input_dim(dde: DdeLayout, embedding_dim: int = EMBEDDING_DIM) -> int:
     """Width of one feature row [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail]."""
-    return 4 * embedding_dim + 2 * dde_entity_dim(include_seed)
+    return 4 * embedding_dim + 2 * dde_entity_dim(dde)
 
 
 def cache_dir(kg: str) -> Path:
@@ -243,7 +258,7 @@ def fetch_subgraph(
     index: KgIndex,
     topic_ids: Sequence[str],
     hops: int,
-    include_seed: bool,
+    dde: DdeLayout,
     max_candidates: int = DEFAULT_MAX_CANDIDATES,
 ) -> Subgraph:
     """A question's candidates and DDE codes from the ``kgqa.subgraphrag.candidates`` procedure."""
@@ -253,9 +268,11 @@ def fetch_subgraph(
         topicIds=list(topic_ids),
         hops=hops,
         maxCandidates=max_candidates,
-        includeSeed=include_seed,
+        includeSeed=dde.include_seed,
+        forwardRounds=dde.forward,
+        reverseRounds=dde.reverse,
     )
-    width = dde_entity_dim(include_seed)
+    width = dde_entity_dim(dde)
     local: dict[str, int] = {}
     codes: list[Sequence[float]] = []
     heads = np.empty(len(records), dtype=np.int32)
@@ -346,9 +363,9 @@ def load_local_graph(driver: Driver, index: KgIndex) -> LocalGraph:
 
 
 def dde_codes(
-    n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int], include_seed: bool
+    n_nodes: int, heads: np.ndarray, tails: np.ndarray, topics: Iterable[int], dde: DdeLayout
 ) -> np.ndarray:
-    """Per-entity DDE [s0?] ‖ f1 ‖ f2 ‖ r1 ‖ r2 (float32 [n_nodes, dde_entity_dim]).
+    """Per-entity DDE [s0?] ‖ f1 … fF ‖ r1 … rR (float32 [n_nodes, dde_entity_dim]).
 
     s0 is the one-hot [not-topic, topic]. A forward round gives each entity the mean of its in-neighbours'
     vectors (one term per triple, so parallel triples count twice); a reverse round the mean of its
@@ -366,13 +383,13 @@ def dde_codes(
         count = np.bincount(dst, minlength=n_nodes).astype(np.float64)
         return np.divide(total, count[:, None], out=np.zeros_like(total), where=count[:, None] > 0)
 
-    parts = [s0] if include_seed else []
+    parts = [s0] if dde.include_seed else []
     x = s0
-    for _ in range(DDE_ROUNDS_FORWARD):
+    for _ in range(dde.forward):
         x = propagate(x, heads, tails)
         parts.append(x)
     x = s0
-    for _ in range(DDE_ROUNDS_REVERSE):
+    for _ in range(dde.reverse):
         x = propagate(x, tails, heads)
         parts.append(x)
     return np.concatenate(parts, axis=1).astype(np.float32)
@@ -382,7 +399,7 @@ def local_subgraph(
     graph: LocalGraph,
     topics: Sequence[int],
     hops: int,
-    include_seed: bool,
+    dde: DdeLayout,
     max_candidates: int = DEFAULT_MAX_CANDIDATES,
 ) -> Subgraph:
     """Reference candidates: the triples with an end within ``hops - 1`` undirected hops of a topic entity
@@ -416,7 +433,7 @@ def local_subgraph(
     local_topics = inverse[:n_topics].astype(np.int32)
     local_heads = inverse[n_topics : n_topics + rows.size].astype(np.int32)
     local_tails = inverse[n_topics + rows.size :].astype(np.int32)
-    codes = dde_codes(entities.size, local_heads, local_tails, local_topics, include_seed)
+    codes = dde_codes(entities.size, local_heads, local_tails, local_topics, dde)
     return Subgraph(
         entities=entities,
         entity_dde=codes,
@@ -522,7 +539,7 @@ def check_reference_parity(
     index: KgIndex,
     graph: LocalGraph,
     cases: Sequence[tuple[Sequence[str], int]],
-    include_seed: bool,
+    dde: DdeLayout,
     max_rows: int = 3000,
 ) -> int:
     """Compares ``kgqa.subgraphrag.candidates`` with ``local_subgraph`` on (topic ids, hops) cases, skipping
@@ -531,11 +548,11 @@ def check_reference_parity(
     compared = 0
     for topic_ids, hops in cases:
         reference = local_subgraph(
-            graph, [index.entity(t) for t in topic_ids], hops, include_seed, max_candidates=max_rows + 1
+            graph, [index.entity(t) for t in topic_ids], hops, dde, max_candidates=max_rows + 1
         )
         if reference.size > max_rows:
             continue
-        db = fetch_subgraph(driver, index, topic_ids, hops, include_seed, max_candidates=max_rows + 1)
+        db = fetch_subgraph(driver, index, topic_ids, hops, dde, max_candidates=max_rows + 1)
         ours, theirs = triple_codes(reference), triple_codes(db)
         if ours != theirs:
             missing = len(ours.keys() - theirs.keys()) + len(theirs.keys() - ours.keys())
