@@ -4,7 +4,11 @@ Questions go through the question-answering layer (``kgqa.qa``), as `kgqa ask` d
 answer as the evidence's first answer candidate (the end entity of the best-ranked path). Answer recall is
 the share of gold answers that appear among the entities of the evidence triplets. Topic entities come from
 the question's [brackets] (linked by exact name, as in the FRAG paper where the topic entity is given).
-Latency is linking + retrieval, p50/p95.
+Latency is linking + retrieval, p50/p95. ``--stages`` also says, per question, where the gold answers were
+lost (the retriever records what each stage kept): the first path's end is gold (a hit); a gold answer ends
+another kept path; lies on a kept path but not at its end; ends a candidate path that ranking did not keep;
+is in the kept subgraph but no candidate path over the kept relations reaches it; or is not in the subgraph
+after PPR pruning at all.
 
     KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/frag_metaqa.py --limit 300 [--hops 1,2,3]
         [--split dev] [--hop-range auto|simple|complex|oracle] [--hop-count-in simple,complex]
@@ -38,6 +42,26 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+STAGES = (
+    "hit: first path ends at gold",
+    "another kept path ends at gold",
+    "gold on a kept path, not at its end",
+    "ranking: a candidate path ends at gold, not kept",
+    "paths: gold in the subgraph, no candidate path ends there",
+    "subgraph: gold not in the neighbourhood after PPR",
+)
+
+
+def lost_at(stages: dict[str, list[str]], top: str | None, gold: set[str]) -> str:
+    """The first stage, from the answer backwards, that still holds a gold answer."""
+    if top in gold:
+        return STAGES[0]
+    for stage, name in zip(("kept_ends", "kept", "path_ends", "subgraph"), STAGES[1:], strict=False):
+        if gold & set(stages[stage]):
+            return name
+    return STAGES[-1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", default="dev", choices=["dev", "test"])
@@ -52,6 +76,7 @@ def main() -> int:
         help="hop ranges where paths of the predicted hop count rank first ('' = never)",
     )
     ap.add_argument("--show-errors", type=int, default=0)
+    ap.add_argument("--stages", action="store_true", help="also count where the gold answers were lost")
     ap.add_argument("--json", dest="json_out", help="also write the summary as JSON here")
     args = ap.parse_args()
     if not (DATA / "metaqa").is_dir():
@@ -73,7 +98,13 @@ def main() -> int:
             forced = None if args.hop_range == "auto" else args.hop_range
             if forced == "oracle":
                 forced = "simple" if hop <= 2 else "complex"
-            retriever = FragRetriever(driver, config, hop_range=forced)  # type: ignore[arg-type]
+            retriever = FragRetriever(
+                driver,
+                config,
+                hop_range=forced,  # type: ignore[arg-type]
+                trace_stages=args.stages,
+            )
+            lost: Counter[str] = Counter()
             answerer = QuestionAnswerer(driver, kg=args.kg, retriever=retriever)
             hits = 0
             recall: list[float] = []
@@ -99,6 +130,8 @@ def main() -> int:
                 recall.append(len(gold_set & found) / len(gold_set))
                 candidate_recall.append(len(gold_set & set(candidates)) / len(gold_set))
                 ranges[trace.hop_range] += 1
+                if trace.stages is not None:
+                    lost[lost_at(trace.stages, top, gold_set)] += 1
                 pruned += trace.ppr_pruned
                 if top not in gold_set and len(errors) < args.show_errors:
                     errors.append(
@@ -117,6 +150,7 @@ def main() -> int:
                 "hop_range": dict(ranges),
                 "ppr_pruned": pruned / n,
                 "stage_ms_p50": {k: round(statistics.median(v), 1) for k, v in stages.items()},
+                "lost_at": {stage: lost[stage] / n for stage in STAGES if lost},
             }
             summary[f"{hop}-hop"] = row
             print(
@@ -126,6 +160,11 @@ def main() -> int:
                 f"hop range {dict(ranges)}  PPR-pruned {row['ppr_pruned']:.0%}"
             )
             print(f"    stage p50 ms: {row['stage_ms_p50']}")
+            if lost:
+                print(
+                    "    where the gold answers are: "
+                    + ", ".join(f"{k} {v:.1%}" for k, v in row["lost_at"].items())
+                )
             for line in errors:
                 print(line)
     finally:

@@ -103,6 +103,10 @@ class FragTrace(MethodTrace):
     kept_edges: int = 0
     candidate_paths: int = 0
     relation_scores: dict[str, float] = field(default_factory=dict)
+    # With FragRetriever(trace_stages=True): the entity names each stage still holds, so that a benchmark can
+    # say where a gold answer was lost: "subgraph" (after PPR pruning), "path_ends" (ends of the candidate
+    # paths over the kept relations), "kept" (every node on the kept paths), "kept_ends" (their end nodes).
+    stages: dict[str, list[str]] | None = None
 
 
 # --- the hop-range classifier -------------------------------------------------------------------------------
@@ -307,12 +311,15 @@ class FragRetriever(Retriever):
         config: FragConfig | None = None,
         hop_predictor: HopPredictor | None = None,
         hop_range: HopRange | None = None,
+        trace_stages: bool = False,
     ) -> None:
         """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by
         default the project's classifier. Without an installed classifier every question is complex (the
-        paper's fallback when it cannot tell), and the trace says so."""
+        paper's fallback when it cannot tell), and the trace says so. ``trace_stages`` records what each
+        stage kept (``FragTrace.stages``; for benchmarks: it can be thousands of names)."""
         super().__init__(driver)
         self.config = config or FragConfig()
+        self.trace_stages = trace_stages
         self._hop_range = hop_range
         self._no_predictor = ""
         if hop_predictor is None and hop_range is None:
@@ -388,6 +395,13 @@ class FragRetriever(Retriever):
             for t in triplets:
                 seen.setdefault(t, None)
             answers.setdefault(sub.names[nodes[-1]], score)
+        if self.trace_stages:
+            trace.stages = {
+                "subgraph": list(sub.names),
+                "path_ends": list(dict.fromkeys(sub.names[nodes[-1]] for nodes, _steps in paths)),
+                "kept": list(dict.fromkeys(sub.names[n] for _s, nodes, _st in kept for n in nodes[1:])),
+                "kept_ends": list(answers),
+            }
         evidence.triplets = list(seen)[:k] if k > 0 else list(seen)
         evidence.answer_candidates = list(answers)
         evidence.answer_scores = list(answers.values())

@@ -104,6 +104,22 @@ def test_one_hop_question(driver: Driver, tiny_kg: str) -> None:
     assert trace(evidence).ppr_pruned is False
 
 
+def test_stage_sets_narrow_towards_the_answer(driver: Driver, tiny_kg: str) -> None:
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1), trace_stages=True)
+    evidence = ask(retriever, "who directed [Alpha Film]", tiny_kg)
+    stages = trace(evidence).stages
+    assert stages is not None and stages["kept_ends"] == evidence.answer_candidates
+    assert "Dan Director" in stages["kept_ends"] and "Dan Director" in stages["kept"]
+    assert set(stages["kept_ends"]) <= set(stages["path_ends"]) <= set(stages["subgraph"])
+    assert "Alpha Film" in stages["subgraph"] and "Alpha Film" not in stages["path_ends"]
+    assert (
+        trace(
+            ask(FragRetriever(driver, hop_predictor=fixed("simple", 1)), "who directed [Alpha Film]", tiny_kg)
+        ).stages
+        is None
+    )
+
+
 def test_two_hop_question_never_walks_back_through_the_topic(driver: Driver, tiny_kg: str) -> None:
     retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
     evidence = ask(retriever, "who directed the films [Ann Actor] starred in", tiny_kg)
