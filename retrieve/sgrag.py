@@ -136,6 +136,13 @@ class SgragRetriever(Retriever):
             return evidence
 
         topic_ids = list(dict.fromkeys(e.id for e in topic_entities))
+        unsure = (
+            self.fallback_below is not None and prediction.score < self.fallback_below and len(topic_ids) == 1
+        )
+        if self.fallback is not None and unsure:  # the chain is preferred: no template query is needed
+            reason = f"classifier unsure ({prediction.score:.3f} < {self.fallback_below})"
+            if (chained := self._try_chain(question, kg, k, evidence, trace, reason, began)) is not None:
+                return chained
         match = TemplateMatch(prediction.qtype)
         for qtype, _score in prediction.ranked[: max(1, self.max_types)]:
             trace.qtypes_tried.append(qtype)
@@ -143,18 +150,10 @@ class SgragRetriever(Retriever):
             if match.paths:
                 break
         matched = time.perf_counter()
-        unsure = (
-            self.fallback_below is not None and prediction.score < self.fallback_below and len(topic_ids) == 1
-        )
-        if self.fallback is not None and (unsure or not match.paths):
-            generated = self.fallback.retrieve(question, kg, k, topic_entities)
-            if generated.answer_candidates and isinstance(generated.trace, GsrTrace):
-                trace.fallback_reason = (
-                    "no template matched"
-                    if not match.paths
-                    else f"classifier unsure ({prediction.score:.3f} < {self.fallback_below})"
-                )
-                return self._from_chain(evidence, trace, generated, began)
+        if self.fallback is not None and not match.paths and not unsure:  # unsure: the chain was tried
+            reason = "no template matched"
+            if (chained := self._try_chain(question, kg, k, evidence, trace, reason, began)) is not None:
+                return chained
 
         answers, support, first_path = rank_answers(match)
         chosen, _count = select_paths(match, answers, first_path, k)
@@ -187,11 +186,23 @@ class SgragRetriever(Retriever):
         )
         return evidence
 
-    def _from_chain(
-        self, evidence: Evidence, trace: SgragTrace, generated: Evidence, began: float
-    ) -> Evidence:
-        """The evidence of GSR's first chain that reached something, ordered by MOT like a template's."""
-        assert isinstance(generated.trace, GsrTrace)
+    def _try_chain(
+        self,
+        question: str,
+        kg: str,
+        k: int,
+        evidence: Evidence,
+        trace: SgragTrace,
+        reason: str,
+        began: float,
+    ) -> Evidence | None:
+        """The evidence of GSR's first chain that reached something, ordered by MOT like a template's; None
+        when no generated chain answers."""
+        assert self.fallback is not None
+        generated = self.fallback.retrieve(question, kg, k, evidence.topic_entities)
+        if not generated.answer_candidates or not isinstance(generated.trace, GsrTrace):
+            return None
+        trace.fallback_reason = reason
         trace.gsr_fallback = generated.trace
         trace.qtype = "generated chain"
         trace.hop_range = hop_range(generated.hops or 1)
