@@ -24,6 +24,7 @@ from typing import Any
 from kgqa.core.text import normalize_answer
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
+from kgqa.retrieve.gsr import GsrTrace
 from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace
 from rich.console import Console
 from rich.progress import track
@@ -48,6 +49,9 @@ def answer_all(rows: list[dict[str, Any]], kg: str) -> list[dict[str, Any]]:
             shipped_answers = list(shipped.ask(row["question"]).answers)
             trace = s.evidence.trace
             score = trace.qtype_score if isinstance(trace, SgragTrace) else 0.0
+            gt = g.evidence.trace
+            chain = gt.answering_log_probability if isinstance(gt, GsrTrace) else None
+            first = isinstance(gt, GsrTrace) and bool(gt.executed) and gt.executed[0] == gt.chains[0][0]
             out.append(
                 {
                     "part": row["part"],
@@ -56,6 +60,8 @@ def answer_all(rows: list[dict[str, Any]], kg: str) -> list[dict[str, Any]]:
                     "sgrag": first_is_gold(list(s.answers), row["answers"]),
                     "gsr": first_is_gold(list(g.answers), row["answers"]),
                     "gsr_answered": bool(g.answers),
+                    "chain_log_probability": chain,
+                    "first_chain_answers": first,
                     "one_entity": len(s.evidence.topic_entities) == 1,
                     "shipped": first_is_gold(shipped_answers, row["answers"]),
                 }
@@ -63,12 +69,25 @@ def answer_all(rows: list[dict[str, Any]], kg: str) -> list[dict[str, Any]]:
     return out
 
 
-def hits(rows: list[dict[str, Any]], tau: float | None, on_no_match: bool, single: bool = True) -> float:
+def hits(
+    rows: list[dict[str, Any]],
+    tau: float | None,
+    on_no_match: bool,
+    single: bool = True,
+    chain_at_least: float | None = None,
+    first_chain_only: bool = False,
+) -> float:
     """Hits@1 of the rule; tau None: never on the classifier's score; single: the score counts only when the
-    question has one linked entity (a GSR chain starts from one)."""
+    question has one linked entity (a GSR chain starts from one); chain_at_least: an unsure question keeps
+    its template when the answering chain's beam log-probability is lower."""
     good = 0
     for r in rows:
         unsure = tau is not None and r["score"] < tau and (r["one_entity"] or not single)
+        lp = r.get("chain_log_probability")
+        if unsure and chain_at_least is not None and lp is not None and lp < chain_at_least and r["matched"]:
+            unsure = False
+        if unsure and first_chain_only and not r["first_chain_answers"] and r["matched"]:
+            unsure = False
         fall_back = r["gsr_answered"] and (unsure or (on_no_match and not r["matched"]))
         good += r["gsr"] if fall_back else r["sgrag"]
     return 100 * good / max(1, len(rows))
@@ -141,11 +160,31 @@ def main(argv: list[str] | None = None) -> int:
                 lambda rows, tau=tau, single=single: hits(rows, tau, True, single),
             )
     best = max(candidates, key=lambda c: (hits(tune, c[0], True, c[1]), c[0] is None))
+    # a floor on the answering chain's log-probability, for every τ with one linked entity: the candidates
+    # are the deciles of that log-probability on tune
+    chain_lps = sorted(r["chain_log_probability"] for r in tune if r["chain_log_probability"] is not None)
+    thetas = sorted({round(chain_lps[int(q / 10 * (len(chain_lps) - 1))], 4) for q in range(1, 10)})
+    floors: list[tuple[float | None, float | None]] = [(best[0], None)]
+    for tau in taus:
+        for theta in thetas:
+            floors.append((tau, theta))
+    best_floor = max(floors, key=lambda c: (hits(tune, c[0], True, True, c[1]), c[1] is None))
+    for tau, theta in [(best[0], t) for t in thetas] + [best_floor]:
+        row(
+            f"fall back when one linked entity, score < {tau} and chain log-p ≥ {theta}, or on no match",
+            lambda rows, tau=tau, theta=theta: hits(rows, tau, True, True, theta),
+        )
+    row(
+        f"fall back when one linked entity, score < {best[0]} and GSR's best chain answers, or on no match",
+        lambda rows: hits(rows, best[0], True, True, None, True),
+    )
     row("`--method sgrag` as shipped", lambda rows: share(rows, "shipped"))
     print(
         f"\nChosen on the tune parts together: τ = {best[0]}, one linked entity only: {best[1]}"
         f" ({hits(tune, best[0], True, best[1]):.1f} on tune). The classifier's score on tune ranges"
-        f" {scores[0]:.3f} .. {scores[-1]:.3f}."
+        f" {scores[0]:.3f} .. {scores[-1]:.3f}. With a floor on the chain's log-probability: τ ="
+        f" {best_floor[0]}, floor {best_floor[1]} ({hits(tune, best_floor[0], True, True, best_floor[1]):.1f}"
+        " on tune, the last rule row)."
     )
     return 0
 

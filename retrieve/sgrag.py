@@ -54,6 +54,8 @@ DEFAULT_MAX_TYPES = 3  # question types tried, best first, until one matches
 # sets, the best rule there (bench/sgrag_gsr_fallback.py; a chain starts from one entity, so questions naming
 # several keep their templates).
 FALLBACK_BELOW = 1.145
+# No floor on the answering chain's probability: none paid on those tune parts (the same bench), although
+# code-like noise in a question can mislead both the classifier and GSR (tests/test_ask_cli.py).
 
 
 @dataclass
