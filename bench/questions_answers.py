@@ -21,6 +21,10 @@ from typing import Any
 from kgqa.core.text import normalize_answer
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
+from kgqa.retrieve.base import Retriever
+from kgqa.retrieve.frag import FragConfig, FragRetriever
+from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
+from neo4j import Driver
 from rich.console import Console
 from rich.progress import track
 
@@ -33,10 +37,25 @@ def score(answers: list[str], gold: list[str]) -> tuple[float, float]:
     return float(bool(found) and found[0]), float(any(found))
 
 
+# Ablations: a method's variant as "method:variant" in --methods (the method alone is as shipped).
+VARIANTS: dict[str, Any] = {
+    "frag:similarity": lambda d: FragRetriever(d, chain_model=False),
+    "frag:rerank-keeps-hops": lambda d: FragRetriever(d, config=FragConfig(rerank_keeps_hop_count=True)),
+    "subgraphrag:top-k": lambda d: SubgraphRagRetriever(d, select_walks=False),
+}
+
+
+def answerer_for(driver: Driver, method: str, kg: str) -> QuestionAnswerer:
+    if method not in VARIANTS:
+        return QuestionAnswerer(driver, method, kg)
+    retriever: Retriever = VARIANTS[method](driver)
+    return QuestionAnswerer(driver, method.split(":")[0], kg, retriever=retriever)
+
+
 def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]]:
     out = []
     with open_driver() as driver:
-        answerer = QuestionAnswerer(driver, method, kg)
+        answerer = answerer_for(driver, method, kg)
         for row in track(rows, description=method, transient=True, console=STDERR):
             started = time.perf_counter()
             try:

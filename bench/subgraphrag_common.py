@@ -145,8 +145,10 @@ def run_model(
     k: int,
     hops: int,
     max_candidates: int,
+    walk_hops: int | None = None,
 ) -> tuple[list[tuple[str, str, str, float]], float]:
-    config = {
+    """The procedure's rows in rank order; ``walk_hops``: whole walks of that many hops first."""
+    config: dict[str, Any] = {
         "k": k,
         "kg": kg,
         "model": model,
@@ -155,6 +157,8 @@ def run_model(
         "hops": hops,
         "maxCandidates": max_candidates,
     }
+    if walk_hops is not None:
+        config.update({"select": "paths", "pathHops": walk_hops})
     began = time.perf_counter()
     records, _, _ = driver.execute_query(
         RETRIEVE_QUERY, question=without_brackets(question), config=config, routing_=RoutingControl.READ
@@ -195,8 +199,10 @@ def question_metrics(
     topic_names: Sequence[str],
     ks: Sequence[int],
     leaf_rule: bool,
+    by_score: bool = True,
 ) -> dict[str, float | None]:
-    triplets, scores = dedup_scored(rows)
+    """``by_score`` False: the rows' order is the selection's (walks), and K takes its prefixes."""
+    triplets, scores = dedup_scored(rows, by_score=by_score)
     topics = set(topic_names)
     out: dict[str, float | None] = {}
     first_entity = next((n for h, _r, t in triplets for n in (h, t) if n not in topics), None)

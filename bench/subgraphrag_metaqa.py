@@ -48,6 +48,12 @@ def main() -> int:
     ap.add_argument("--kg", default="metaqa")
     ap.add_argument("--models", default="default", help="comma-separated installed model names")
     ap.add_argument("--no-cosine", action="store_true")
+    ap.add_argument(
+        "--select",
+        default="top",
+        help="comma-separated: top (the k best triples), walks (whole walks of the question's hop count"
+        " first; K takes prefixes of the walk order)",
+    )
     ap.add_argument("--ks", default="50,100,200")
     ap.add_argument("--max-candidates", type=int, default=20000)
     ap.add_argument("--clients", type=int, default=4)
@@ -66,6 +72,9 @@ def main() -> int:
     ks = sorted(int(k) for k in args.ks.split(","))
     hops_wanted = [int(h) for h in args.hops.split(",")]
     models = [m for m in args.models.split(",") if m]
+    selections = [s for s in args.select.split(",") if s]
+    if unknown := set(selections) - {"top", "walks"}:
+        ap.error(f"--select: unknown {sorted(unknown)}; choose from top, walks")
     metas = {m: json.loads((model_dir(m) / "meta.json").read_text()) for m in models}
     split_seed = metas[models[0]]["seed"] if models else args.seed
     config = TrainConfig(seed=split_seed, data_dir=args.data)
@@ -107,10 +116,25 @@ def main() -> int:
         gold = gold_for(graph, index, topic_ids, question_ids(index, q.answers), q.answers, hops)
         ceiling.setdefault(group, []).append(gold.answers_in_candidates / max(1, len(set(q.answers))))
         for model in models:
-            rows, ms = run_model(
-                driver, args.kg, model, q.question, topic_ids, vectors[i], max(ks), hops, args.max_candidates
-            )
-            tally.add(group, model, question_metrics(rows, gold, list(q.topics), ks, leaf_rule=True), ms)
+            for select in selections:
+                walks = q.hops if select == "walks" else None
+                rows, ms = run_model(
+                    driver,
+                    args.kg,
+                    model,
+                    q.question,
+                    topic_ids,
+                    vectors[i],
+                    max(ks),
+                    hops,
+                    args.max_candidates,
+                    walks,
+                )
+                label = model if select == "top" else f"{model} walks"
+                metrics = question_metrics(
+                    rows, gold, list(q.topics), ks, leaf_rule=True, by_score=walks is None
+                )
+                tally.add(group, label, metrics, ms)
         if not args.no_cosine:
             rows, ms = run_cosine(driver, args.kg, topic_ids, vectors[i], max(ks), hops, args.max_candidates)
             tally.add(group, COSINE, question_metrics(rows, gold, list(q.topics), ks, leaf_rule=False), ms)

@@ -8,7 +8,8 @@ class KgqaError(Exception):
 class ModelMissing(KgqaError):
     """A trained artefact is not installed; the message names the `kgqa train ...` command that makes it."""
 
-    def __init__(self, what: str, command: str, where: str | None = None) -> None:
+    def __init__(self, what: str, command: str, where: str | None = None, takes: str = "") -> None:
         location = f" at {where}" if where else ""
-        super().__init__(f"no {what} is installed{location}; run `{command}` to make it")
+        duration = f" ({takes})" if takes else ""
+        super().__init__(f"no {what} is installed{location}; run `{command}` to make it{duration}")
         self.what, self.command = what, command

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,7 @@ class ChainModel:
 
         if not (directory / "decoder.onnx").is_file():
             raise ModelMissing("GSR model", f"kgqa train gsr --name {directory.name}", str(directory))
+        self.name = directory.name
         self.meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
         self.tokens: list[str] = list(self.meta["chain_tokens"])
         options = ort.SessionOptions()
@@ -66,11 +68,48 @@ class ChainModel:
         name = self.tokens[token]
         return (name[:-1], "out" if name.endswith(">") else "in")
 
-    def chains(self, masked_question: str, beams: int = 10) -> list[Chain]:
-        """The ``beams`` best chains, best first (beam search, length not normalised: chains are short)."""
+    def _memory(self, masked_question: str) -> tuple[np.ndarray, np.ndarray]:
         ids = np.array([self.tokenizer.encode(masked_question).ids], dtype=np.int64)
         mask = np.ones_like(ids)
-        memory = self.encoder.run(None, {"ids": ids, "mask": mask})[0]
+        return self.encoder.run(None, {"ids": ids, "mask": mask})[0], mask
+
+    def score(self, masked_question: str, chains: Sequence[Sequence[tuple[str, str]]]) -> np.ndarray:
+        """log P(chain | question) of each given chain, EOS included (teacher forcing, one decoder run per
+        step over all chains); -inf for a chain with a step the model does not know or too long for it."""
+        token = {name: i for i, name in enumerate(self.tokens)}
+        encoded: list[list[int] | None] = []
+        for chain in chains:
+            ids = [token.get(rel + (">" if way == "out" else "<")) for rel, way in chain]
+            known = chain and len(ids) <= self.max_chain and all(i is not None for i in ids)
+            encoded.append([BOS, *[int(i) for i in ids if i is not None], EOS] if known else None)
+        out = np.full(len(chains), -np.inf)
+        rows = [i for i, e in enumerate(encoded) if e is not None]
+        if not rows:
+            return out
+        memory, mask = self._memory(masked_question)
+        sequences = [encoded[i] for i in rows]
+        total = np.zeros(len(rows))
+        for position in range(1, max(len(s) for s in sequences)):
+            live = [r for r, s in enumerate(sequences) if position < len(s)]
+            # chains share prefixes: the decoder runs once per distinct one
+            prefixes = list(dict.fromkeys(tuple(sequences[r][:position]) for r in live))
+            at = {prefix: i for i, prefix in enumerate(prefixes)}
+            logprobs = self.decoder.run(
+                None,
+                {
+                    "memory": np.repeat(memory, len(prefixes), axis=0),
+                    "mask": np.repeat(mask, len(prefixes), axis=0),
+                    "prefix": np.array(prefixes, dtype=np.int64),
+                },
+            )[0]
+            for r in live:
+                total[r] += logprobs[at[tuple(sequences[r][:position])], sequences[r][position]]
+        out[rows] = total
+        return out
+
+    def chains(self, masked_question: str, beams: int = 10) -> list[Chain]:
+        """The ``beams`` best chains, best first (beam search, length not normalised: chains are short)."""
+        memory, mask = self._memory(masked_question)
         live: list[tuple[list[int], float]] = [([BOS], 0.0)]
         done: list[tuple[list[int], float]] = []
         for _ in range(self.max_chain + 1):

@@ -16,13 +16,16 @@ from pathlib import Path
 
 from kgqa.core.config import external_server, models_dir
 from kgqa.core.errors import ModelMissing
-from kgqa.models.gsr import gsr_models_dir
+from kgqa.models.gsr import ChainModel, gsr_models_dir
 from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
 
 TRAIN_CLASSIFIERS = "kgqa train classifiers"
+# What `kgqa train subgraphrag` took on MetaQA here (meta.json training_seconds 909 on 2 cores, 10 epochs).
+SUBGRAPHRAG_TRAINING_TAKES = "about 15 minutes on 2 cores for MetaQA; --limit N --epochs E for a quick one"
 
 _LOCK = threading.Lock()
 _CLASSIFIERS: dict[Path, QuestionClassifiers] = {}
+_CHAIN_MODELS: dict[Path, ChainModel] = {}
 
 
 def question_classifiers_dir() -> Path:
@@ -52,6 +55,20 @@ def forget_loaded_models() -> None:
     """Drop what this process loaded, so that a model trained since is read again (`kgqa train` does it)."""
     with _LOCK:
         _CLASSIFIERS.clear()
+        _CHAIN_MODELS.clear()
+
+
+def gsr_chain_model(name: str = "default") -> ChainModel:
+    """GSR's chain generator ``name`` in this process (onnxruntime, cached), for scoring given relation chains
+    (FRAG's path reranking); ModelMissing when it is not installed here."""
+    directory = gsr_models_dir() / name
+    with _LOCK:
+        cached = _CHAIN_MODELS.get(directory)
+        if cached is None:
+            if not all((directory / f).is_file() for f in ("encoder.onnx", "decoder.onnx", "meta.json")):
+                raise ModelMissing(f"GSR model {name!r}", f"kgqa train gsr --name {name}", str(directory))
+            cached = _CHAIN_MODELS[directory] = ChainModel(directory)
+        return cached
 
 
 def subgraphrag_models_dir() -> Path:
@@ -73,7 +90,10 @@ def require_subgraphrag_model(name: str) -> None:
     directory = subgraphrag_model_dir(name)
     if not (directory / "meta.json").is_file():
         raise ModelMissing(
-            f"SubgraphRAG model {name!r}", f"kgqa train subgraphrag --name {name}", str(directory)
+            f"SubgraphRAG model {name!r}",
+            f"kgqa train subgraphrag --name {name}",
+            str(directory),
+            SUBGRAPHRAG_TRAINING_TAKES,
         )
 
 

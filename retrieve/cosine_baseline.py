@@ -42,14 +42,24 @@ class CosineRetriever(SubgraphRagRetriever):
         hop_predictor: HopPredictor | None = None,
     ) -> None:
         """``hops`` fixes the candidate radius and turns the hop prediction off (as for SubgraphRAG)."""
-        super().__init__(driver, hops=hops, max_candidates=max_candidates, hop_predictor=hop_predictor)
+        super().__init__(
+            driver, hops=hops, max_candidates=max_candidates, hop_predictor=hop_predictor, select_walks=False
+        )
 
     def _check_model(self) -> None:
         """Untrained: there is no model to check."""
 
     def _scored_rows(
-        self, question: str, kg: str, k: int, topic_ids: Sequence[str], vector: np.ndarray, hops: int | None
+        self,
+        question: str,
+        kg: str,
+        k: int,
+        topic_ids: Sequence[str],
+        vector: np.ndarray,
+        hops: int | None,
+        walk_hops: int | None = None,
     ) -> list[tuple[str, str, str, float]]:
+        """The top k by cosine (the baseline has no walk selection: ``walk_hops`` is never set for it)."""
         config = {
             "hops": int(hops or self.hops or DEFAULT_HOPS),
             "maxCandidates": int(self.max_candidates or DEFAULT_MAX_CANDIDATES),

@@ -5,12 +5,13 @@ Graphs" (2025):
 
 1. **Reasoning-aware**: a query-only classifier says *simple* (at most 2 hops) or *complex*
    (:mod:`kgqa.models.question_classifiers`; "complex" when none is installed, which the trace says).
-2. **Preprocessing**, inside the database (``cypher_templates/frag/``): the 2-hop (simple) or 4-hop (complex)
-   neighbourhood of the topic entities (the ``kgqa.frag.neighbourhood`` procedure). When it holds more than
-   ``keep_nodes`` nodes it is projected into GDS (a uniquely named Cypher-aggregation projection) and pruned
-   to the ``keep_nodes`` best by personalized PageRank from the topic entities (``gds.pageRank.stream`` with
-   ``sourceNodes``, damping 0.8, at most 1000 iterations, one thread); the projection is dropped by that
-   query, and again in ``finally`` if anything failed.
+2. **Preprocessing**, inside the database in one procedure call (``kgqa.frag.neighbourhood``, through
+   ``cypher_templates/frag/neighbourhood.cypher.j2``): the 2-hop (simple) or 4-hop (complex) neighbourhood of
+   the topic entities; when it holds more than ``keep_nodes`` nodes it is pruned to the ``keep_nodes`` best
+   by personalized PageRank from the topic entities (damping 0.8, at most 1000 iterations), computed in the
+   procedure with the semantics of ``gds.pageRank`` with ``sourceNodes`` (``frag/gds_pagerank`` is that GDS
+   reference; the tests check that both keep the same nodes). Projecting every question's neighbourhood
+   into GDS cost 50-150 ms of a 3-hop question's time; the iteration itself costs a few.
    Hubs (non-topic nodes with more than ``max_degree`` relationships, e.g. MetaQA genres, years, languages)
    join the neighbourhood but are not expanded; layer and size caps keep it bounded.
 3. **Retrieval** on the kept subgraph: simple -> every simple path of at most 2 hops, breadth first;
@@ -34,11 +35,9 @@ per-stage timings.
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -52,12 +51,11 @@ from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
 from kgqa.models import registry
 from kgqa.models.encoder import embed
+from kgqa.models.gsr import ChainModel, masked
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
 HopRange = Literal["simple", "complex"]
-PROJECTION_PREFIX = "kgqa_frag_"
-_log = logging.getLogger(__name__)
 Step = tuple[str, bool]  # (relation name, True when walked along the stored direction)
 # Words that never name a relation; every other word of the question may ("director", "released", "tags").
 _FUNCTION_WORDS = frozenset(
@@ -74,12 +72,23 @@ class FragConfig:
     complex_hops: int = 4
     damping: float = 0.8
     max_iterations: int = 1000
-    # PageRank threads: on graphs of a few thousand nodes, more threads cost more than they save (2x slower
-    # with GDS's default of 4 on a 2-core machine).
-    ppr_concurrency: int = 1
     keep_nodes: int = 2000  # entity pruning by personalized PageRank
     keep_relations: int = 64  # relation pruning by similarity to the question
     keep_paths: int = 32  # path ranking by similarity to the question
+    # Path reranking (the paper's bge-reranker step): the relation chains ranked best by similarity, at most
+    # this many, are rescored by a model trained here, GSR's chain generator (log P(chain | question));
+    # 0 turns it off. Only when a GSR model is installed and one topic entity was linked; the trace says
+    # which ranking ran. Chosen on the tune part of bench/questions/metaqa_freeform.jsonl
+    # (bench/questions_answers.py --methods frag,frag:similarity,frag:rerank-keeps-hops).
+    rerank_chains: int = 64
+    # When the chain model gives its best chain less than 1 % (log-probability below this), the question is
+    # unlike anything it learned from (noise, an injection: two GSR models trained here gave those -7.4 and
+    # -8.1) and the similarity ranking stands. On our free-form tune questions this costs 3 and gains 1 of
+    # 240 (bench/results/frag/rerank-floor.md); the 10th percentile of their best scores, -7.6, sits in the
+    # tail where two training runs of the same model already differ.
+    rerank_floor: float | None = -4.6
+    # with the reranker, paths of the predicted hop count still rank first
+    rerank_keeps_hop_count: bool = False
     max_degree: int = 200  # non-topic nodes with more relationships are not expanded (hubs)
     max_fanout: int = 5000  # neighbours read per expanded node
     max_new: int = 6000  # new nodes kept per breadth-first layer (best connected first)
@@ -98,11 +107,13 @@ class FragTrace(MethodTrace):
     config: dict[str, Any]
     neighbourhood_nodes: int = 0
     ppr_pruned: bool = False
-    projected_relationships: int = 0
     kept_nodes: int = 0
     kept_edges: int = 0
     candidate_paths: int = 0
     relation_scores: dict[str, float] = field(default_factory=dict)
+    reranker: str = ""  # the model that reranked the chains ("" : similarity alone, and why)
+    chains_reranked: int = 0
+    best_chain_log_probability: float | None = None  # the reranker's best score: how sure it was
     # With FragRetriever(trace_stages=True): the entity names each stage still holds, so that a benchmark can
     # say where a gold answer was lost: "subgraph" (after PPR pruning), "path_ends" (ends of the candidate
     # paths over the kept relations), "kept" (every node on the kept paths), "kept_ends" (their end nodes).
@@ -312,13 +323,22 @@ class FragRetriever(Retriever):
         hop_predictor: HopPredictor | None = None,
         hop_range: HopRange | None = None,
         trace_stages: bool = False,
+        chain_model: ChainModel | None | bool = True,
     ) -> None:
         """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by
         default the project's classifier. Without an installed classifier every question is complex (the
         paper's fallback when it cannot tell), and the trace says so. ``trace_stages`` records what each
-        stage kept (``FragTrace.stages``; for benchmarks: it can be thousands of names)."""
+        stage kept (``FragTrace.stages``; for benchmarks: it can be thousands of names). ``chain_model``
+        reranks the chains (True: the default GSR model when one is installed; False or None: none)."""
         super().__init__(driver)
         self.config = config or FragConfig()
+        self._no_reranker = ""
+        if chain_model is True:
+            try:
+                chain_model = registry.gsr_chain_model()
+            except ModelMissing as missing:
+                chain_model, self._no_reranker = None, f"similarity only ({missing})"
+        self.chain_model: ChainModel | None = chain_model or None
         self.trace_stages = trace_stages
         self._hop_range = hop_range
         self._no_predictor = ""
@@ -381,9 +401,17 @@ class FragRetriever(Retriever):
 
         mark = time.perf_counter()
         prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
+        rerank = self._reranker(question, topic_entities, trace)
+        complex_range = hop_range == "complex"
         ranked = self._rank(
-            paths, sub, question_vector, word_match, prefer, one_per_node=hop_range == "complex"
+            paths, sub, question_vector, word_match, prefer, one_per_node=complex_range, rerank=rerank
         )
+        trace.chains_reranked = min(cfg.rerank_chains, len({tuple(steps) for _n, steps in paths}))
+        best = trace.best_chain_log_probability
+        if rerank is None:
+            trace.chains_reranked = 0
+        elif best is None or (cfg.rerank_floor is not None and best < cfg.rerank_floor):
+            trace.reranker = f"similarity only (the chain model is unsure: best log-probability {best})"
         timings["frag_rank"] = _ms(mark)
 
         kept = ranked[: cfg.keep_paths]
@@ -410,14 +438,12 @@ class FragRetriever(Retriever):
         evidence.latency_ms.update(timings)
         return evidence
 
-    def _subgraph(self, kg: str, topic_ids: list[str], hops: int, trace: FragTrace) -> _Subgraph:
-        """The neighbourhood (frag/neighbourhood), pruned by personalized PageRank (frag/ppr) when too big."""
+    def neighbourhood_params(self, kg: str, topic_ids: list[str], hops: int) -> dict[str, Any]:
+        """The parameters of frag/neighbourhood (and of its GDS reference, frag/gds_pagerank)."""
         cfg = self.config
-        graph = projection_name()
-        params: dict[str, Any] = {
+        return {
             "kg": kg,
             "topic_ids": topic_ids,
-            "graph": graph,
             "max_degree": cfg.max_degree,
             "max_fanout": cfg.max_fanout,
             "max_new": cfg.max_new,
@@ -425,26 +451,44 @@ class FragRetriever(Retriever):
             "keep_nodes": cfg.keep_nodes,
             "damping": cfg.damping,
             "max_iterations": cfg.max_iterations,
-            "ppr_concurrency": cfg.ppr_concurrency,
+            "ppr_concurrency": 1,  # the GDS reference only: threads cost more than they save on these sizes
             "hops": hops,
         }
-        dropped = False
-        try:
-            records, _, _ = self.driver.execute_query(render("frag/neighbourhood"), params)
-            row = records[0]
-            trace.neighbourhood_nodes = int(row["neighbourhood"])
-            trace.ppr_pruned = bool(row["pruned"])
-            trace.projected_relationships = int(row["projected_relationships"])
-            if row["pruned"]:
-                records, _, _ = self.driver.execute_query(render("frag/ppr"), params)
-                row = records[0]
-            dropped = True  # frag/ppr drops the projection; without pruning none was made
-        finally:
-            if not dropped:  # a failure after the projection: make sure it does not outlive the question
-                try:
-                    self.driver.execute_query(render("frag/drop"), {"graph": graph})
-                except Exception:  # noqa: BLE001 - never hide the error that got us here
-                    _log.warning("could not drop the GDS projection %s", graph, exc_info=True)
+
+    def _reranker(
+        self, question: str, topic_entities: Sequence[LinkedEntity], trace: FragTrace
+    ) -> Callable[[Sequence[tuple[Step, ...]]], np.ndarray] | None:
+        """log P(chain | question) by the chain model, the topic entity masked as it was trained; None
+        without a model (the trace says why)."""
+        model = self.chain_model
+        if model is None or self.config.rerank_chains <= 0:
+            trace.reranker = self._no_reranker or "similarity only (rerank_chains = 0)"
+            return None
+        if len({e.id for e in topic_entities}) != 1:
+            # the chain model reads one masked entity: with two, it ignores the second one's constraint
+            # (our free-form tune questions: two-entity Hits@1 38.1 with similarity, 9.5 reranked)
+            trace.reranker = "similarity only (several topic entities)"
+            return None
+        trace.reranker = f"gsr chain model {model.name!r}"
+        text = masked(question, [e.span or e.name for e in topic_entities])
+
+        def score(chains: Sequence[tuple[Step, ...]]) -> np.ndarray:
+            steps = [[(rel, "out" if along else "in") for rel, along in chain] for chain in chains]
+            scores = model.score(text, steps)
+            finite = scores[np.isfinite(scores)]
+            trace.best_chain_log_probability = round(float(finite.max()), 4) if finite.size else None
+            return scores
+
+        return score
+
+    def _subgraph(self, kg: str, topic_ids: list[str], hops: int, trace: FragTrace) -> _Subgraph:
+        """The neighbourhood, pruned by personalized PageRank when too big: one call (frag/neighbourhood)."""
+        records, _, _ = self.driver.execute_query(
+            render("frag/neighbourhood"), self.neighbourhood_params(kg, topic_ids, hops)
+        )
+        row = records[0]
+        trace.neighbourhood_nodes = int(row["neighbourhood"])
+        trace.ppr_pruned = bool(row["pruned"])
         ids = [str(x) for x in row["ids"]]
         ppr = [float(x) for x in row.get("ppr") or []] or [0.0] * len(ids)
         adjacency: list[list[tuple[int, str, bool]]] = [[] for _ in ids]
@@ -486,11 +530,13 @@ class FragRetriever(Retriever):
         word_match: _WordMatch,
         prefer_hops: int | None = None,
         one_per_node: bool = False,
+        rerank: Callable[[Sequence[tuple[Step, ...]]], np.ndarray] | None = None,
     ) -> list[tuple[float, list[int], list[Step]]]:
         """Paths by similarity of their relation chain to the question, best first.
 
         A chain scores the similarity of its verbalisation to the question (entity removed), plus how well its
-        relations match words of the question (see :class:`_WordMatch`)."""
+        relations match words of the question (see :class:`_WordMatch`). With ``rerank``, the
+        ``rerank_chains`` best chains are scored by it instead and rank above the rest (ties: similarity)."""
         if not paths:
             return []
         chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
@@ -500,6 +546,21 @@ class FragRetriever(Retriever):
             chain: float(s) + word_match.score([r for r, _ in chain])
             for chain, s in zip(chains, similarity, strict=True)
         }
+        if rerank is not None:
+            shortlist = sorted(chains, key=lambda c: -chain_score[c])[: self.config.rerank_chains]
+            reranked = dict(zip(shortlist, (float(x) for x in rerank(shortlist)), strict=True))
+            top_score = max((x for x in reranked.values() if np.isfinite(x)), default=None)
+            floor = self.config.rerank_floor
+            if top_score is None or (floor is not None and top_score < floor):
+                reranked = {}  # unsure: the similarity ranking stands
+            # reranked chains first (a finite log-probability), the rest by similarity, far below
+            if reranked:
+                if not self.config.rerank_keeps_hop_count:
+                    prefer_hops = None  # the chain model scores the chain's length too
+                chain_score = {
+                    c: reranked[c] if c in reranked and np.isfinite(reranked[c]) else -1e6 + chain_score[c]
+                    for c in chains
+                }
         # Within one chain: end nodes reached by more paths first (a director of two of the topic's films),
         # then by PageRank.
         multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}
@@ -565,11 +626,6 @@ class _AllRelations(set[str]):
 
     def __contains__(self, item: object) -> bool:
         return True
-
-
-def projection_name() -> str:
-    """A unique name for one question's in-memory GDS graph."""
-    return f"{PROJECTION_PREFIX}{uuid.uuid4().hex}"
 
 
 def _ms(since: float) -> float:

@@ -43,6 +43,7 @@ class SubgraphRagTrace(MethodTrace):
     hops_predicted: int | None  # from the hop classifier, on KGs whose questions it understands
     hop_source: str  # "classifier", "fixed radius", "model radius", or why the classifier was not used
     candidate_hops: int | None  # the radius asked of the database (None: the model's own)
+    walk_hops: int | None = None  # the evidence is whole walks of this many hops (None: the top k triples)
 
 
 def embed_question(question: str) -> np.ndarray:
@@ -51,9 +52,14 @@ def embed_question(question: str) -> np.ndarray:
     return embed([without_brackets(question)])[0]
 
 
-def dedup_scored(rows: Sequence[tuple[str, str, str, float]]) -> tuple[list[Triplet], list[float]]:
-    """Triplets in descending score order, first (best) occurrence of each kept."""
-    ordered = sorted(enumerate(rows), key=lambda item: (-item[1][3], item[0]))
+def dedup_scored(
+    rows: Sequence[tuple[str, str, str, float]], by_score: bool = True
+) -> tuple[list[Triplet], list[float]]:
+    """Triplets in descending score order (``by_score``; else in the rows' order), the first occurrence of
+    each kept."""
+    ordered = (
+        sorted(enumerate(rows), key=lambda item: (-item[1][3], item[0])) if by_score else enumerate(rows)
+    )
     seen: set[Triplet] = set()
     triplets: list[Triplet] = []
     scores: list[float] = []
@@ -147,8 +153,12 @@ class SubgraphRagRetriever(Retriever):
         max_candidates: int | None = None,
         include_seed: bool | None = None,
         hop_predictor: HopPredictor | None = None,
+        select_walks: bool = True,
     ) -> None:
+        """``select_walks``: with a predicted hop count, the evidence is whole walks of that many hops picked
+        in the database (PathSelection.java) instead of the k best triples alone."""
         super().__init__(driver)
+        self.select_walks = select_walks
         self.model = model
         self.hops = hops
         self.max_candidates = max_candidates
@@ -201,12 +211,23 @@ class SubgraphRagRetriever(Retriever):
         return config
 
     def _scored_rows(
-        self, question: str, kg: str, k: int, topic_ids: Sequence[str], vector: np.ndarray, hops: int | None
+        self,
+        question: str,
+        kg: str,
+        k: int,
+        topic_ids: Sequence[str],
+        vector: np.ndarray,
+        hops: int | None,
+        walk_hops: int | None = None,
     ) -> list[tuple[str, str, str, float]]:
-        """The top-k (head, relation, tail, score) rows from the database; ``hops`` widens the radius."""
+        """k (head, relation, tail, score) rows from the database in rank order; ``hops`` widens the radius;
+        ``walk_hops``: whole walks of that many hops first (``select: 'paths'``), else the top k."""
         config = self.config(kg, k, topic_ids, vector)
         if hops is not None:
             config["hops"] = hops
+        if walk_hops is not None:
+            config["select"] = "paths"
+            config["pathHops"] = walk_hops
         records, _summary, _keys = self.driver.execute_query(
             RETRIEVE_QUERY, question=without_brackets(question), config=config, routing_=RoutingControl.READ
         )
@@ -232,9 +253,12 @@ class SubgraphRagRetriever(Retriever):
         if topic_entities:
             predicted, source = self._predicted_hops(question, kg, [e.span or e.name for e in topic_entities])
             wider = predicted if predicted is not None and predicted > DEFAULT_HOPS else None
-            rows = self._scored_rows(question, kg, k, [e.id for e in topic_entities], vector, wider)
+            walk_hops = predicted if self.select_walks else None
+            rows = self._scored_rows(
+                question, kg, k, [e.id for e in topic_entities], vector, wider, walk_hops
+            )
         scored = time.perf_counter()
-        triplets, scores = dedup_scored(rows)
+        triplets, scores = dedup_scored(rows, by_score=predicted is None or not self.select_walks)
         evidence = Evidence(
             question,
             self.name,
@@ -242,7 +266,14 @@ class SubgraphRagRetriever(Retriever):
             list(topic_entities),
             triplets=triplets,
             scores=scores,
-            trace=SubgraphRagTrace(self._scorer_name(), k, predicted, source, wider or self.hops),
+            trace=SubgraphRagTrace(
+                self._scorer_name(),
+                k,
+                predicted,
+                source,
+                wider or self.hops,
+                predicted if self.select_walks else None,
+            ),
             latency_ms={
                 "question_embedding": (embedded - began) * 1000,
                 "in_db_scoring": (scored - embedded) * 1000,

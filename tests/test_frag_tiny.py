@@ -8,7 +8,6 @@ from collections.abc import Iterator
 import pytest
 from kgqa.core.types import Evidence
 from kgqa.loaders.schema import await_indexes, ensure_schema
-from kgqa.retrieve import frag
 from kgqa.retrieve.frag import FragConfig, FragRetriever, FragTrace
 from kgqa.retrieve.linking import link_entities
 from neo4j import Driver
@@ -77,13 +76,6 @@ def trace(evidence: Evidence) -> FragTrace:
     return evidence.trace
 
 
-def _projections(driver: Driver, name: str) -> int:
-    records, _, _ = driver.execute_query(
-        "CALL gds.graph.list() YIELD graphName WHERE graphName = $name RETURN count(*) AS n", name=name
-    )
-    return int(records[0]["n"])
-
-
 def _check_shape(evidence: Evidence) -> None:
     in_path_order = list(dict.fromkeys(t for path in evidence.paths for t in path))
     assert evidence.triplets == in_path_order
@@ -95,7 +87,7 @@ def _check_shape(evidence: Evidence) -> None:
 
 
 def test_one_hop_question(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
+    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1))
     evidence = ask(retriever, "who directed [Alpha Film]", tiny_kg)
     _check_shape(evidence)
     assert trace(evidence).hop_range == "simple"
@@ -105,7 +97,7 @@ def test_one_hop_question(driver: Driver, tiny_kg: str) -> None:
 
 
 def test_stage_sets_narrow_towards_the_answer(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1), trace_stages=True)
+    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1), trace_stages=True)
     evidence = ask(retriever, "who directed [Alpha Film]", tiny_kg)
     stages = trace(evidence).stages
     assert stages is not None and stages["kept_ends"] == evidence.answer_candidates
@@ -114,14 +106,18 @@ def test_stage_sets_narrow_towards_the_answer(driver: Driver, tiny_kg: str) -> N
     assert "Alpha Film" in stages["subgraph"] and "Alpha Film" not in stages["path_ends"]
     assert (
         trace(
-            ask(FragRetriever(driver, hop_predictor=fixed("simple", 1)), "who directed [Alpha Film]", tiny_kg)
+            ask(
+                FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1)),
+                "who directed [Alpha Film]",
+                tiny_kg,
+            )
         ).stages
         is None
     )
 
 
 def test_two_hop_question_never_walks_back_through_the_topic(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
+    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 2))
     evidence = ask(retriever, "who directed the films [Ann Actor] starred in", tiny_kg)
     _check_shape(evidence)
     assert evidence.answer_candidates[0] == "Dan Director"  # directed both of her films
@@ -133,7 +129,7 @@ def test_two_hop_question_never_walks_back_through_the_topic(driver: Driver, tin
 
 def test_complex_keeps_one_shortest_path_per_node(driver: Driver, tiny_kg: str) -> None:
     config = FragConfig(keep_paths=100)
-    retriever = FragRetriever(driver, config, hop_predictor=fixed("complex", 3))
+    retriever = FragRetriever(driver, config, chain_model=False, hop_predictor=fixed("complex", 3))
     question = "what year were the films with the actors of [Alpha Film] released"
     evidence = ask(retriever, question, tiny_kg)
     _check_shape(evidence)
@@ -146,38 +142,31 @@ def test_complex_keeps_one_shortest_path_per_node(driver: Driver, tiny_kg: str) 
     assert max(len(path) for path in evidence.paths) <= 4
 
 
-def test_ppr_pruning_and_projection_dropped(
-    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    name = f"kgqa_frag_test_{uuid.uuid4().hex}"
-    monkeypatch.setattr(frag, "projection_name", lambda: name)
-    retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
+def test_ppr_pruning_keeps_the_nodes_nearest_the_topic(driver: Driver, tiny_kg: str) -> None:
+    retriever = FragRetriever(
+        driver, FragConfig(keep_nodes=4), chain_model=False, hop_predictor=fixed("complex", 3)
+    )
     evidence = ask(retriever, "who starred in films directed by the director of [Alpha Film]", tiny_kg)
     assert trace(evidence).ppr_pruned is True
     assert trace(evidence).kept_nodes == 4
     assert trace(evidence).neighbourhood_nodes > 4
-    assert _projections(driver, name) == 0
+    # the same four as gds.pageRank keeps (frag/gds_pagerank, the GDS reference)
+    from kgqa.graph.cypher import render
 
-
-def test_projection_dropped_when_pagerank_fails(
-    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    name = f"kgqa_frag_test_{uuid.uuid4().hex}"
-    monkeypatch.setattr(frag, "projection_name", lambda: name)
-    real_render = frag.render
-
-    def failing(template: str, **structure: object) -> str:
-        return "RETURN 1 / 0 AS boom" if template == "frag/ppr" else real_render(template, **structure)
-
-    monkeypatch.setattr(frag, "render", failing)
-    retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
-    with pytest.raises(Exception, match="(?i)divide|zero"):
-        ask(retriever, "who starred in films directed by the director of [Alpha Film]", tiny_kg)
-    assert _projections(driver, name) == 0
+    params = retriever.neighbourhood_params(tiny_kg, [evidence.topic_entities[0].id], 4)
+    params["graph"] = f"kgqa_frag_test_{uuid.uuid4().hex}"
+    try:
+        records, _, _ = driver.execute_query(render("frag/gds_pagerank"), params)
+    finally:
+        driver.execute_query("CALL gds.graph.drop($graph, false) YIELD graphName RETURN 1", params)
+    by_gds = records[0]
+    ours = driver.execute_query(render("frag/neighbourhood"), params).records[0]
+    assert ours["ids"] == by_gds["ids"] and len(ours["ids"]) == 4
+    assert ours["ppr"] == pytest.approx(by_gds["ppr"], rel=1e-3)
 
 
 def test_no_topic_entity(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
+    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1))
     evidence = ask(retriever, "who directed Xqzvbn Plorkwisty", tiny_kg)
     assert evidence.is_empty and evidence.paths == [] and evidence.topic_entities == []
     assert evidence.reason == "no topic entity"
@@ -187,7 +176,7 @@ def test_missing_classifier_falls_back_to_complex(
     driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     monkeypatch.setenv("KGQA_HOME", str(tmp_path))  # a home where nothing was trained
-    evidence = ask(FragRetriever(driver), "who directed [Alpha Film]", tiny_kg)
+    evidence = ask(FragRetriever(driver, chain_model=False), "who directed [Alpha Film]", tiny_kg)
     assert trace(evidence).hop_range == "complex"
     assert trace(evidence).hop_range_source.startswith("fallback (no question classifier is installed")
     assert "Dan Director" in evidence.answer_candidates
@@ -203,7 +192,7 @@ def test_injection_text_in_the_question(driver: Driver, tiny_kg: str) -> None:
         return int(records[0]["nodes"]), int(records[0]["rels"])
 
     before = counts()
-    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
+    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 2))
     for question in [
         'who directed [Alpha Film"}) MATCH (n) DETACH DELETE n //]',
         "who directed Alpha Film'}) DETACH DELETE n RETURN {x: 1} //",

@@ -195,3 +195,14 @@ def test_a_kg_without_questions_trains_from_its_own_chains(tmp_path: Path) -> No
     report = gsr.train_gsr(relations, tmp_path / "m", cfg=cfg, path_chains=chains, questions=False)
     assert report.validation > 0 and (tmp_path / "m" / "vocab.txt").is_file()
     assert ChainModel(tmp_path / "m").chains("[MASK] directed by", beams=2)
+
+
+def test_given_chains_score_as_the_beam_search_scored_them(gsr_model: str) -> None:
+    from kgqa.models.registry import gsr_chain_model
+
+    model = gsr_chain_model(gsr_model)
+    question = masked("which films did [Kismet]'s director direct")
+    beams = model.chains(question, beams=5)
+    scores = model.score(question, [list(c.steps) for c in beams] + [[("no_such_relation", "out")], []])
+    assert scores[:5] == pytest.approx([c.score for c in beams], abs=1e-4)
+    assert list(scores[5:]) == [float("-inf"), float("-inf")]

@@ -265,6 +265,8 @@ def test_dedup_scored_keeps_best_first() -> None:
     rows = [("a", "r", "b", 0.1), ("c", "r", "d", 0.9), ("a", "r", "b", 0.5)]
     triplets, scores = dedup_scored(rows)
     assert triplets == [("c", "r", "d"), ("a", "r", "b")] and scores == [0.9, 0.5]
+    triplets, scores = dedup_scored(rows, by_score=False)  # the database's order (walks) is kept
+    assert triplets == [("a", "r", "b"), ("c", "r", "d")] and scores == [0.1, 0.9]
 
 
 def test_answer_candidates_prefers_path_ends() -> None:
@@ -357,9 +359,28 @@ def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_c
         "who directed [Kismet]", "metaqa", 20, [LinkedEntity("Kismet", "Kismet", 1.0, "given")]
     )
     assert 0 < len(evidence.triplets) <= 20
-    assert evidence.scores == sorted(evidence.scores, reverse=True)
     # A MetaQA KG: the hop classifier says 1 hop, and the answerer walks exactly that far.
     assert isinstance(evidence.trace, SubgraphRagTrace) and evidence.trace.hops_predicted == 1
+    # The evidence is whole walks of that many hops first (here the triples at Kismet), then the rest.
+    assert evidence.trace.walk_hops == 1
+    at_topic = [t for t in evidence.triplets if "Kismet" in (t[0], t[2])]
+    assert at_topic and evidence.triplets[: len(at_topic)] == at_topic
+    top_k = SubgraphRagRetriever(driver, model="pytest-tiny", select_walks=False).retrieve(
+        "who directed [Kismet]", "metaqa", 20, [LinkedEntity("Kismet", "Kismet", 1.0, "given")]
+    )
+    assert isinstance(top_k.trace, SubgraphRagTrace) and top_k.trace.walk_hops is None
+    assert top_k.scores == sorted(top_k.scores, reverse=True)
+    three = retriever.retrieve(
+        "what genres are the films directed by the [Kismet] director",
+        "metaqa",
+        30,
+        [LinkedEntity("Kismet", "Kismet", 1.0, "given")],
+    )
+    assert isinstance(three.trace, SubgraphRagTrace) and three.trace.walk_hops == 3
+    first, second, third = three.triplets[:3]  # the best walk, from Kismet outwards
+    assert "Kismet" in (first[0], first[2])
+    assert {first[0], first[2]} & {second[0], second[2]} and {second[0], second[2]} & {third[0], third[2]}
+    assert "Kismet" not in (third[0], third[2])
     answer = answer_extractive(evidence)
     assert answer.answers and "Kismet" not in answer.answers
     assert answer.explanation["hops"] == 1
@@ -401,3 +422,15 @@ def test_feature_cache_key_covers_the_question_rows() -> None:
     assert _cache_key(after_60) == _cache_key(feature_cache_key(common, val, range(60, 63), None))
     assert _cache_key(feature_cache_key(common, val, range(60, 63), 8)) != _cache_key(after_60)
     assert _cache_key(feature_cache_key(common, val[:2], range(60, 62), None)) != _cache_key(after_60)
+
+
+def test_onnx_tolerance_is_relative_to_the_score_scale() -> None:
+    from kgqa.training.scorer_onnx import relative_difference
+
+    large = np.array([-80.0, 12.0, 40.0], dtype=np.float32)
+    rounding = large + np.float32(8e-5)  # float32 rounding at this scale: fails an absolute 1e-5
+    assert relative_difference(rounding, large) < 1e-5
+    assert relative_difference(large + 1.0, large) > 1e-5  # a real difference still fails
+    small = np.array([0.1, -0.2], dtype=np.float32)
+    assert relative_difference(small + np.float32(5e-5), small) == pytest.approx(5e-5, rel=1e-2)
+    assert relative_difference(np.zeros(0), np.zeros(0)) == 0.0

@@ -41,7 +41,14 @@ from kgqa.core.metaqa import HOPS, MetaqaQuestion, read_questions
 from kgqa.core.text import without_brackets
 from kgqa.models.encoder import embed
 from kgqa.models.registry import subgraphrag_model_dir, subgraphrag_models_dir
-from kgqa.training.scorer_onnx import ONNX_OPSET, PARTS_FILE, check_parts, parts_onnx, whole_onnx
+from kgqa.training.scorer_onnx import (
+    ONNX_OPSET,
+    PARTS_FILE,
+    check_parts,
+    parts_onnx,
+    relative_difference,
+    whole_onnx,
+)
 from kgqa.training.subgraphrag_data import (
     DDE_ROUNDS_FORWARD,
     DDE_ROUNDS_REVERSE,
@@ -562,7 +569,7 @@ def to_onnx(model: TripleScorer) -> bytes:
 def check_onnx(
     model_bytes: bytes, model: TripleScorer, rows: np.ndarray, tolerance: float = ONNX_TOLERANCE
 ) -> float:
-    """Max |onnx - torch| over ``rows``; raises KgqaError above ``tolerance``."""
+    """:func:`relative_difference` of ONNX and torch scores over ``rows``; KgqaError above ``tolerance``."""
     import onnxruntime as ort
 
     session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
@@ -577,10 +584,11 @@ def check_onnx(
             torch_scores = model(torch.from_numpy(chunk)).numpy()
         if onnx_scores.shape != torch_scores.shape:
             raise KgqaError(f"ONNX scores have shape {onnx_scores.shape}, torch {torch_scores.shape}")
-        worst = max(worst, float(np.max(np.abs(onnx_scores - torch_scores))))
+        worst = max(worst, relative_difference(onnx_scores, torch_scores))
     if worst > tolerance:
         raise KgqaError(
-            f"ONNX and torch scores differ by {worst:.2e} (> {tolerance:.0e}); model not installed"
+            f"ONNX and torch scores differ by {worst:.2e} of the score scale (> {tolerance:.0e});"
+            " model not installed"
         )
     return worst
 

@@ -3,6 +3,7 @@ package io.kgqa.procedures.frag;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TopicEntities;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -38,7 +39,11 @@ public class FragProcedures {
     private static final int LIMIT = 10_000_000;
 
     private static final Label ENTITY = Label.label("Entity");
-    private static final Set<String> KEYS = Set.of("hops", "maxDegree", "maxFanout", "maxNew", "maxNodes");
+    public static final double DEFAULT_DAMPING = 0.85;
+    public static final int DEFAULT_MAX_ITERATIONS = 20;
+    public static final double DEFAULT_TOLERANCE = 1e-7;
+    private static final Set<String> KEYS = Set.of("hops", "maxDegree", "maxFanout", "maxNew", "maxNodes",
+            "keepNodes", "damping", "maxIterations", "tolerance");
 
     @Context
     public Transaction tx;
@@ -51,11 +56,21 @@ public class FragProcedures {
         public List<Boolean> expandable;
         /** Each relationship once, as [start position, end position, type] into {@code nodes}. */
         public List<List<Object>> edges;
+        /** The size of the whole neighbourhood, before pruning. */
+        public long neighbourhood;
+        /** Whether it had more than keepNodes nodes and was pruned by personalized PageRank. */
+        public boolean pruned;
+        /** Per kept node, its personalized PageRank (empty when not pruned). */
+        public List<Double> ppr;
 
-        public Neighbourhood(List<Node> nodes, List<Boolean> expandable, List<List<Object>> edges) {
+        public Neighbourhood(List<Node> nodes, List<Boolean> expandable, List<List<Object>> edges,
+                             long neighbourhood, boolean pruned, List<Double> ppr) {
             this.nodes = nodes;
             this.expandable = expandable;
             this.edges = edges;
+            this.neighbourhood = neighbourhood;
+            this.pruned = pruned;
+            this.ppr = ppr;
         }
     }
 
@@ -68,8 +83,13 @@ public class FragProcedures {
             + " with most relationships to the layer before first, ties in discovery order), the whole at most"
             + " maxNodes. One row: the nodes (topic entities first), whether each is expanded (the last layer and"
             + " hubs are not), and every relationship of an expanded node within the neighbourhood once, as"
-            + " [start, end, type] positions into nodes. config: hops (default 2, 1-6), maxDegree (200), maxFanout"
-            + " (5000), maxNew (6000), maxNodes (12000).")
+            + " [start, end, type] positions into nodes. With keepNodes > 0 and a bigger neighbourhood, it is"
+            + " pruned to the keepNodes nodes of highest personalized PageRank from the topic entities (the"
+            + " semantics of gds.pageRank with sourceNodes on the undirected neighbourhood; damping,"
+            + " maxIterations, tolerance): nodes are then the kept ones, best first, edges those between them,"
+            + " and ppr their scores. config: hops (default 2, 1-6), maxDegree (200), maxFanout (5000), maxNew"
+            + " (6000), maxNodes (12000), keepNodes (0: no pruning), damping (0.85), maxIterations (20),"
+            + " tolerance (1e-7).")
     public Stream<Neighbourhood> neighbourhood(
             @Name("kg") String kg,
             @Name("topicIds") List<Object> topicIds,
@@ -80,12 +100,57 @@ public class FragProcedures {
         int maxFanout = options.integer("maxFanout", DEFAULT_MAX_FANOUT, 1, LIMIT);
         int maxNew = options.integer("maxNew", DEFAULT_MAX_NEW, 1, LIMIT);
         int maxNodes = options.integer("maxNodes", DEFAULT_MAX_NODES, 1, LIMIT);
+        int keepNodes = options.integer("keepNodes", 0, 0, LIMIT);
+        double damping = options.number("damping", DEFAULT_DAMPING, 0.0, 0.999);
+        int maxIterations = options.integer("maxIterations", DEFAULT_MAX_ITERATIONS, 1, LIMIT);
+        double tolerance = options.number("tolerance", DEFAULT_TOLERANCE, 0.0, 1.0);
         if (kg == null || kg.isBlank()) {
             throw new IllegalArgumentException("kg must be the name of a loaded KG, got "
                     + (kg == null ? "null" : "an empty string"));
         }
         List<Node> topics = TopicEntities.byIds(tx, kg, topicIds);
-        return Stream.of(expand(kg, topics, hops, maxDegree, maxFanout, maxNew, maxNodes));
+        Neighbourhood whole = expand(kg, topics, hops, maxDegree, maxFanout, maxNew, maxNodes);
+        if (keepNodes == 0 || whole.nodes.size() <= keepNodes) {
+            return Stream.of(whole);
+        }
+        int distinctTopics = new HashSet<>(topics).size();  // the first nodes of the neighbourhood
+        return Stream.of(prune(whole, distinctTopics, keepNodes, damping, maxIterations, tolerance));
+    }
+
+    /** The keepNodes nodes of highest personalized PageRank from the topic entities (the first nodes). */
+    private static Neighbourhood prune(Neighbourhood whole, int topicCount, int keepNodes, double damping,
+                                       int maxIterations, double tolerance) {
+        int n = whole.nodes.size();
+        int[] from = new int[whole.edges.size()];
+        int[] to = new int[whole.edges.size()];
+        for (int i = 0; i < from.length; i++) {
+            from[i] = ((Long) whole.edges.get(i).get(0)).intValue();
+            to[i] = ((Long) whole.edges.get(i).get(1)).intValue();
+        }
+        int[] sources = new int[Math.min(topicCount, n)];
+        for (int i = 0; i < sources.length; i++) {
+            sources[i] = i;
+        }
+        double[] scores = PersonalizedPageRank.scores(n, from, to, sources, damping, maxIterations, tolerance);
+        int[] kept = PersonalizedPageRank.top(scores, keepNodes);
+        int[] position = new int[n];
+        Arrays.fill(position, -1);
+        List<Node> nodes = new ArrayList<>(kept.length);
+        List<Boolean> expandable = new ArrayList<>(kept.length);
+        List<Double> ppr = new ArrayList<>(kept.length);
+        for (int i = 0; i < kept.length; i++) {
+            position[kept[i]] = i;
+            nodes.add(whole.nodes.get(kept[i]));
+            expandable.add(whole.expandable.get(kept[i]));
+            ppr.add(scores[kept[i]]);
+        }
+        List<List<Object>> edges = new ArrayList<>();
+        for (int i = 0; i < from.length; i++) {
+            if (position[from[i]] >= 0 && position[to[i]] >= 0) {
+                edges.add(List.of((long) position[from[i]], (long) position[to[i]], whole.edges.get(i).get(2)));
+            }
+        }
+        return new Neighbourhood(nodes, expandable, edges, n, true, ppr);
     }
 
     @SuppressWarnings({"deprecation", "removal"}) // getId(): a cheap per-transaction key for the membership sets
@@ -181,7 +246,7 @@ public class FragProcedures {
                 edges.add(List.of((long) (outgoing ? a : b), (long) (outgoing ? b : a), relationship.getType().name()));
             }
         }
-        return new Neighbourhood(reached, expandable, edges);
+        return new Neighbourhood(reached, expandable, edges, reached.size(), false, List.of());
     }
 
     private static boolean expandable(Node node, Set<Long> topics, int maxDegree) {

@@ -55,7 +55,8 @@ public class SubgraphRagProcedures {
             "hops", "maxCandidates", "includeSeed", "failOnTruncation", "forwardRounds", "reverseRounds");
     private static final Set<String> RETRIEVE_KEYS = Set.of(
             "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
-            "failOnTruncation", "cacheEmbeddings");
+            "failOnTruncation", "cacheEmbeddings", "select", "pathHops");
+    private static final Set<String> SELECTIONS = Set.of("top", "paths");
     private static final Set<String> COSINE_KEYS = Set.of(
             "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation", "cacheEmbeddings");
 
@@ -164,7 +165,10 @@ public class SubgraphRagProcedures {
             + " (the question's vector; default: embedded in the database from the question without its"
             + " brackets); hops, maxCandidates, includeSeed (defaults from the model's meta.json, else 2,"
             + " 20000, true); failOnTruncation (default false); cacheEmbeddings (default true: entity embeddings"
-            + " are kept in memory per KG load, see EmbeddingCache).")
+            + " are kept in memory per KG load, see EmbeddingCache); select (default 'top': the k best triples;"
+            + " 'paths': every entity pathHops steps out gets its best walk, the walks fill k best first and"
+            + " the best remaining triples the rest, rank giving that order, see PathSelection); pathHops"
+            + " (default hops).")
     public Stream<ScoredTriple> retrieve(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
@@ -191,6 +195,11 @@ public class SubgraphRagProcedures {
             }
             boolean failOnTruncation = options.bool("failOnTruncation", false);
             boolean cacheEmbeddings = options.bool("cacheEmbeddings", true);
+            String select = options.string("select", "top");
+            if (!SELECTIONS.contains(select)) {
+                throw new IllegalArgumentException("config.select must be 'top' or 'paths', got '" + select + "'");
+            }
+            int pathHops = options.integer("pathHops", hops, 1, hops);
 
             float[] questionVector = options.vector("questionEmbedding", model.embeddingDim);
             if (questionVector == null && question.isBlank()) {
@@ -212,6 +221,10 @@ public class SubgraphRagProcedures {
                 return Stream.empty();
             }
             float[] scores = score(model, subgraph, questionVector, includeSeed, kgName, cacheEmbeddings);
+            if (select.equals("paths")) {
+                int[] chosen = PathSelection.select(subgraph.heads, subgraph.tails, scores, subgraph.topic, pathHops, k);
+                return rows(subgraph, scores, Arrays.stream(chosen).boxed().toArray(Integer[]::new), k).stream();
+            }
             return topK(subgraph, scores, k).stream();
         }
     }
@@ -402,16 +415,11 @@ public class SubgraphRagProcedures {
 
     /** The k best rows, highest score first; ties (and NaN, which sorts last) keep BFS order. */
     private static List<ScoredTriple> topK(CandidateSubgraph subgraph, float[] scores, int k) {
-        Integer[] order = new Integer[scores.length];
-        for (int i = 0; i < order.length; i++) {
-            order[i] = i;
-        }
-        Arrays.sort(order, (a, b) -> {
-            float sa = Float.isNaN(scores[a]) ? Float.NEGATIVE_INFINITY : scores[a];
-            float sb = Float.isNaN(scores[b]) ? Float.NEGATIVE_INFINITY : scores[b];
-            int byScore = Float.compare(sb, sa);
-            return byScore != 0 ? byScore : Integer.compare(a, b);
-        });
+        return rows(subgraph, scores, PathSelection.byScore(scores), k);
+    }
+
+    /** The first k triples of {@code order} as rows, rank 1 first. */
+    private static List<ScoredTriple> rows(CandidateSubgraph subgraph, float[] scores, Integer[] order, int k) {
         int count = Math.min(k, order.length);
         List<ScoredTriple> rows = new ArrayList<>(count);
         for (int r = 0; r < count; r++) {

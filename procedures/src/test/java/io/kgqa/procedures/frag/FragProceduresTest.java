@@ -129,7 +129,38 @@ class FragProceduresTest {
     }
 
     @Test
+    void bigNeighbourhoodsArePrunedByPersonalizedPageRank() {
+        List<Map<String, Object>> rows = neo4j.rows("CALL kgqa.frag.neighbourhood('test', ['Kismet'], $config) "
+                + "YIELD nodes, expandable, edges, neighbourhood, pruned, ppr "
+                + "RETURN [n IN nodes | n.id] AS ids, expandable, edges, neighbourhood, pruned, ppr",
+                Map.of("config", Map.of("hops", 2, "maxDegree", 5, "keepNodes", 4, "damping", 0.8)));
+        Map<String, Object> row = rows.get(0);
+        assertEquals(6L, row.get("neighbourhood"));
+        assertEquals(true, row.get("pruned"));
+        // Kismet itself, then its three neighbours; the films two hops out are dropped
+        assertEquals("Kismet", ids(row).get(0));
+        assertEquals(Set.of("Kismet", "Dieterle", "Dietrich", "Drama"), new HashSet<>(ids(row)));
+        @SuppressWarnings("unchecked")
+        List<Double> ppr = (List<Double>) row.get("ppr");
+        assertEquals(4, ppr.size());
+        for (int i = 1; i < ppr.size(); i++) {
+            assertTrue(ppr.get(i - 1) >= ppr.get(i), ppr.toString());
+        }
+        // only the edges between kept nodes, renumbered
+        assertEquals(Set.of("Kismet|directed_by|Dieterle", "Kismet|starred_actors|Dietrich", "Kismet|has_genre|Drama"),
+                edges(row));
+        // small enough: untouched, no scores
+        Map<String, Object> small = neo4j.rows("CALL kgqa.frag.neighbourhood('test', ['Kismet'], {hops: 1, keepNodes: 4}) "
+                + "YIELD nodes, pruned, ppr RETURN size(nodes) AS n, pruned, ppr", Map.of()).get(0);
+        assertEquals(4L, small.get("n"));
+        assertEquals(false, small.get("pruned"));
+        assertEquals(List.of(), small.get("ppr"));
+    }
+
+    @Test
     void validatesItsArguments() {
+        assertContains(errorOf(List.of("Kismet"), Map.of("damping", 1.0)), "config.damping must be between 0.0 and 0.999");
+        assertContains(errorOf(List.of("Kismet"), Map.of("keepNodes", -1)), "config.keepNodes must be between 0");
         assertContains(errorOf(List.of("Nobody"), Map.of()), "topicIds[0]: no entity with id 'Nobody' in KG 'test'");
         assertContains(errorOf(List.of(), Map.of()), "topicIds must be a non-empty list of entity ids");
         assertContains(errorOf(List.of(7L), Map.of()), "topicIds[0] must be a string");

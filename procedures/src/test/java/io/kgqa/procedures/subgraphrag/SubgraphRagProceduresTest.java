@@ -319,6 +319,31 @@ class SubgraphRagProceduresTest {
     }
 
     @Test
+    void retrieveCanSelectWholeWalksOfTheHopCount() {
+        Map<String, Object> base = config("questionEmbedding", Q, "topicEntities", List.of("Kismet"), "hops", 2);
+        List<Map<String, Object>> top = retrieve("q", base);
+        Map<String, Object> paths = new HashMap<>(base);
+        paths.put("select", "paths");
+        List<Map<String, Object>> walks = retrieve("q", paths);
+        // the same triples and scores, in walk order: every 2-hop walk's triples before the fill
+        assertEquals(scores(top), scores(walks));
+        paths.put("pathHops", 2);
+        paths.put("k", 2);
+        List<String> firstWalk = lines(retrieve("q", paths));
+        assertEquals(2, firstWalk.size());
+        assertTrue(firstWalk.get(0).startsWith("Kismet|"), firstWalk.toString());
+        assertTrue(!firstWalk.get(1).startsWith("Kismet|"), firstWalk.toString());
+        for (int r = 0; r < walks.size(); r++) {
+            assertEquals((long) r + 1, walks.get(r).get("rank"));
+        }
+        paths.put("select", "best");
+        assertContains(errorOf(() -> retrieve("q", paths)), "config.select must be 'top' or 'paths', got 'best'");
+        paths.put("select", "paths");
+        paths.put("pathHops", 3);
+        assertContains(errorOf(() -> retrieve("q", paths)), "config.pathHops");
+    }
+
+    @Test
     void retrieveLinksBracketsAndFreeText() {
         // [brackets]: the name up to case; the question is embedded in the DB by the (tiny) encoder.
         List<String> bracket = lines(retrieve("who directed [kismet]", config("hops", 1)));
