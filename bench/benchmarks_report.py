@@ -286,7 +286,9 @@ def render(
         "are clean. GSR's chain generator is trained on dev questions (with the KG's relations as index "
         "pseudo-questions), so gsr has no dev row; sgrag falls back to GSR's chain when no template matches "
         "or its classifier is unsure about a one-entity question (a rule chosen on our free-form tune set, "
-        "`bench/sgrag_gsr_fallback.py`). "
+        "`bench/sgrag_gsr_fallback.py`). FRAG reranks its relation chains with that GSR model when one "
+        "entity is linked (`FragConfig.rerank_chains`), so its dev rows too read questions whose wordings "
+        "the reranker was trained on; its test rows are clean. "
         'A "sample of N" is a seeded sample spread evenly over the hops, used where the full split has '
         "not been run yet.",
         "",

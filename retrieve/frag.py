@@ -35,11 +35,13 @@ per-stage timings.
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
@@ -312,6 +314,35 @@ def _triplets(sub: _Subgraph, nodes: Sequence[int], steps: Sequence[Step]) -> li
 
 # --- the retriever ------------------------------------------------------------------------------------------
 
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = 0
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pauses Python's cyclic garbage collector (reference counting still frees everything here).
+
+    Why: building the subgraph, its paths and their ranking allocates tens of thousands of small lists and
+    tuples, which triggers full collections of the whole process heap: the same 3-hop question took 16 ms
+    or 150 ms in its path stage depending on when one struck. Counted, so concurrent questions (``--workers``)
+    re-enable it only when the last one is done."""
+    global _GC_PAUSES
+    with _GC_LOCK:
+        if _GC_PAUSES == 0 and not gc.isenabled():
+            paused_here = False
+        else:
+            paused_here = True
+            _GC_PAUSES += 1
+            gc.disable()
+    try:
+        yield
+    finally:
+        if paused_here:
+            with _GC_LOCK:
+                _GC_PAUSES -= 1
+                if _GC_PAUSES == 0:
+                    gc.enable()
+
 
 class FragRetriever(Retriever):
     name = "frag"
@@ -378,41 +409,42 @@ class FragRetriever(Retriever):
             evidence.latency_ms.update(timings)
             return evidence
 
-        hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
-        mark = time.perf_counter()
-        sub = self._subgraph(kg, [e.id for e in topic_entities], hops, trace)
-        timings["frag_subgraph"] = _ms(mark)
+        with _cyclic_gc_paused():
+            hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
+            mark = time.perf_counter()
+            sub = self._subgraph(kg, [e.id for e in topic_entities], hops, trace)
+            timings["frag_subgraph"] = _ms(mark)
 
-        mark = time.perf_counter()
-        query = relation_query(question, topic_entities)
-        question_vector = embed([query])[0]
-        allowed, relation_scores, word_match = self._prune_relations(kg, query, question_vector)
-        timings["frag_relations"] = _ms(mark)
+            mark = time.perf_counter()
+            query = relation_query(question, topic_entities)
+            question_vector = embed([query])[0]
+            allowed, relation_scores, word_match = self._prune_relations(kg, query, question_vector)
+            timings["frag_relations"] = _ms(mark)
 
-        mark = time.perf_counter()
-        position = {node_id: i for i, node_id in enumerate(sub.ids)}
-        sources = [position[e.id] for e in topic_entities if e.id in position]
-        if hop_range == "simple":
-            paths = _simple_paths(sub, sources, hops, allowed, cfg.max_paths)
-        else:
-            paths = _shortest_paths(sub, sources, hops, allowed, cfg.max_paths)
-        timings["frag_paths"] = _ms(mark)
-        trace.candidate_paths = len(paths)
+            mark = time.perf_counter()
+            position = {node_id: i for i, node_id in enumerate(sub.ids)}
+            sources = [position[e.id] for e in topic_entities if e.id in position]
+            if hop_range == "simple":
+                paths = _simple_paths(sub, sources, hops, allowed, cfg.max_paths)
+            else:
+                paths = _shortest_paths(sub, sources, hops, allowed, cfg.max_paths)
+            timings["frag_paths"] = _ms(mark)
+            trace.candidate_paths = len(paths)
 
-        mark = time.perf_counter()
-        prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
-        rerank = self._reranker(question, topic_entities, trace)
-        complex_range = hop_range == "complex"
-        ranked = self._rank(
-            paths, sub, question_vector, word_match, prefer, one_per_node=complex_range, rerank=rerank
-        )
-        trace.chains_reranked = min(cfg.rerank_chains, len({tuple(steps) for _n, steps in paths}))
-        best = trace.best_chain_log_probability
-        if rerank is None:
-            trace.chains_reranked = 0
-        elif best is None or (cfg.rerank_floor is not None and best < cfg.rerank_floor):
-            trace.reranker = f"similarity only (the chain model is unsure: best log-probability {best})"
-        timings["frag_rank"] = _ms(mark)
+            mark = time.perf_counter()
+            prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
+            rerank = self._reranker(question, topic_entities, trace)
+            complex_range = hop_range == "complex"
+            ranked = self._rank(
+                paths, sub, question_vector, word_match, prefer, one_per_node=complex_range, rerank=rerank
+            )
+            trace.chains_reranked = min(cfg.rerank_chains, len({tuple(steps) for _n, steps in paths}))
+            best = trace.best_chain_log_probability
+            if rerank is None:
+                trace.chains_reranked = 0
+            elif best is None or (cfg.rerank_floor is not None and best < cfg.rerank_floor):
+                trace.reranker = f"similarity only (the chain model is unsure: best log-probability {best})"
+            timings["frag_rank"] = _ms(mark)
 
         kept = ranked[: cfg.keep_paths]
         seen: dict[Triplet, None] = {}
@@ -540,27 +572,40 @@ class FragRetriever(Retriever):
         if not paths:
             return []
         chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
-        texts = [chain_text(chain) for chain in chains]
-        similarity = _CHAINS.get(texts) @ question_vector
-        chain_score = {
-            chain: float(s) + word_match.score([r for r, _ in chain])
-            for chain, s in zip(chains, similarity, strict=True)
-        }
+
+        def by_similarity() -> dict[tuple[Step, ...], float]:
+            similarity = _CHAINS.get([chain_text(chain) for chain in chains]) @ question_vector
+            return {
+                chain: float(s) + word_match.score([r for r, _ in chain])
+                for chain, s in zip(chains, similarity, strict=True)
+            }
+
+        chain_score: dict[tuple[Step, ...], float] = {}
+        reranked: dict[tuple[Step, ...], float] = {}
         if rerank is not None:
-            shortlist = sorted(chains, key=lambda c: -chain_score[c])[: self.config.rerank_chains]
+            # the similarity (an embedding per new chain text) is needed only to shortlist, or as a fallback
+            if len(chains) > self.config.rerank_chains:
+                chain_score = by_similarity()
+                shortlist = sorted(chains, key=lambda c: -chain_score[c])[: self.config.rerank_chains]
+            else:
+                shortlist = chains
             reranked = dict(zip(shortlist, (float(x) for x in rerank(shortlist)), strict=True))
             top_score = max((x for x in reranked.values() if np.isfinite(x)), default=None)
             floor = self.config.rerank_floor
             if top_score is None or (floor is not None and top_score < floor):
                 reranked = {}  # unsure: the similarity ranking stands
+        if reranked:
+            if not self.config.rerank_keeps_hop_count:
+                prefer_hops = None  # the chain model scores the chain's length too
+            if not chain_score and any(not (c in reranked and np.isfinite(reranked[c])) for c in chains):
+                chain_score = by_similarity()
             # reranked chains first (a finite log-probability), the rest by similarity, far below
-            if reranked:
-                if not self.config.rerank_keeps_hop_count:
-                    prefer_hops = None  # the chain model scores the chain's length too
-                chain_score = {
-                    c: reranked[c] if c in reranked and np.isfinite(reranked[c]) else -1e6 + chain_score[c]
-                    for c in chains
-                }
+            chain_score = {
+                c: reranked[c] if c in reranked and np.isfinite(reranked[c]) else -1e6 + chain_score[c]
+                for c in chains
+            }
+        elif not chain_score:
+            chain_score = by_similarity()
         # Within one chain: end nodes reached by more paths first (a director of two of the topic's films),
         # then by PageRank.
         multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}
@@ -580,14 +625,19 @@ class FragRetriever(Retriever):
                     i,
                 )
             )
-        scored.sort(key=lambda s: (not s[0], -s[1], -s[2], -s[3], s[4]))
-        ranked = [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
+
+        def key(s: tuple[bool, float, int, float, int]) -> tuple[bool, float, int, float, int]:
+            return (not s[0], -s[1], -s[2], -s[3], s[4])
+
         if one_per_node:  # complex: one shortest path per reached node, its most relevant one
-            best: dict[int, tuple[float, list[int], list[Step]]] = {}
-            for item in ranked:
-                best.setdefault(item[1][-1], item)
-            ranked = list(best.values())  # dicts keep insertion order: still best first
-        return ranked
+            best: dict[int, tuple[bool, float, int, float, int]] = {}
+            for item in scored:
+                end = paths[item[4]][0][-1]
+                if end not in best or key(item) < key(best[end]):
+                    best[end] = item
+            scored = list(best.values())  # the same order as sorting all, then keeping each node's first
+        scored.sort(key=key)
+        return [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
 
 
 class _WordMatch:
