@@ -15,6 +15,13 @@ METAQA_DATA = click.option(
 )
 
 
+IF_MISSING = click.option(
+    "--if-missing",
+    is_flag=True,
+    help="Do nothing when a model of this name is installed already (setup scripts).",
+)
+
+
 @click.group()
 def train() -> None:
     """Train the small models the retrievers use, on MetaQA dev (never test)."""
@@ -50,6 +57,7 @@ def classifiers(data_dir: str | None, seed: int, as_json: bool) -> None:
     show_default=True,
     help="Model name: installed at <KGQA_HOME>/models/subgraphrag/<name>/.",
 )
+@IF_MISSING
 @click.option("--hops", default=2, show_default=True, type=int, help="Candidate radius at inference.")
 @click.option(
     "--include-seed/--no-include-seed",
@@ -66,6 +74,12 @@ def classifiers(data_dir: str | None, seed: int, as_json: bool) -> None:
 @click.option("--epochs", default=12, show_default=True, type=int, help="Maximum epochs (early stopping).")
 @click.option("--limit", default=None, type=int, help="Training questions per hop (quick runs, tests).")
 @click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
+@click.option(
+    "--question-relation/--no-question-relation",
+    default=False,
+    show_default=True,
+    help="Give the scorer z_question ⊙ z_relation as a feature (how well a relation fits the question).",
+)
 @click.option("--negatives", default=256, show_default=True, type=int, help="Sampled negatives per question.")
 @click.option("--seed", default=13, show_default=True, type=int, help="Seed of the split, sampling and init.")
 @click.option(
@@ -91,6 +105,7 @@ def subgraphrag(
     epochs: int,
     limit: int | None,
     hidden: int,
+    question_relation: bool,
     negatives: int,
     seed: int,
     max_candidates: int,
@@ -98,12 +113,18 @@ def subgraphrag(
     data_dir: str | None,
     threads: int,
     as_json: bool,
+    if_missing: bool,
 ) -> None:
     """Train SubgraphRAG's triple scorer on MetaQA dev (never test) and install it as an ONNX model."""
     from pathlib import Path
 
     from kgqa.core.errors import KgqaError
     from kgqa.graph.connection import driver_session
+    from kgqa.models.registry import subgraphrag_model_dir, subgraphrag_model_installed
+
+    if if_missing and subgraphrag_model_installed(name):
+        click.echo(f"SubgraphRAG model {name!r} is installed at {subgraphrag_model_dir(name)}; kept")
+        return
 
     try:
         from kgqa.training.subgraphrag import TrainConfig, train_subgraphrag
@@ -124,6 +145,7 @@ def subgraphrag(
         epochs=epochs,
         limit=limit,
         hidden=hidden,
+        question_relation=question_relation,
         negatives=negatives,
         seed=seed,
         max_candidates=max_candidates,
@@ -156,7 +178,10 @@ def subgraphrag(
 )
 @click.option("--epochs", default=40, show_default=True, type=int)
 @click.option("--seed", default=13, show_default=True, type=int)
-def gsr(kg: str, name: str, data_dir: str | None, synthesise: bool, epochs: int, seed: int) -> None:
+@IF_MISSING
+def gsr(
+    kg: str, name: str, data_dir: str | None, synthesise: bool, epochs: int, seed: int, if_missing: bool
+) -> None:
     """GSR's chain generator: a small transformer encoder-decoder (torch), exported to ONNX.
 
     Trained on MetaQA dev when the KG has MetaQA's relations, on questions synthesised from the KG's own
@@ -164,7 +189,11 @@ def gsr(kg: str, name: str, data_dir: str | None, synthesise: bool, epochs: int,
     from kgqa.core.errors import KgqaError
     from kgqa.graph.connection import open_driver
     from kgqa.models.gsr import gsr_models_dir
+    from kgqa.models.registry import gsr_model_installed
 
+    if if_missing and gsr_model_installed(name):
+        click.echo(f"GSR model {name!r} is installed at {gsr_models_dir() / name}; kept")
+        return
     try:
         from kgqa.training.gsr import GsrConfig, train_gsr_for_kg
     except ModuleNotFoundError as exc:

@@ -79,6 +79,17 @@ def subgraphrag_model_dir(name: str) -> Path:
     return subgraphrag_models_dir() / name
 
 
+def subgraphrag_model_installed(name: str) -> bool:
+    """Whether this machine's model registry holds SubgraphRAG model ``name``."""
+    return (subgraphrag_model_dir(name) / "meta.json").is_file()
+
+
+def gsr_model_installed(name: str) -> bool:
+    """Whether this machine's model registry holds GSR model ``name`` (all four of its files)."""
+    directory = gsr_models_dir() / name
+    return all((directory / f).is_file() for f in ("encoder.onnx", "decoder.onnx", "vocab.txt", "meta.json"))
+
+
 def require_subgraphrag_model(name: str) -> None:
     """Fails early, naming the training command, when the managed server has no SubgraphRAG model ``name``.
 
@@ -88,7 +99,7 @@ def require_subgraphrag_model(name: str) -> None:
     if external_server() is not None:
         return
     directory = subgraphrag_model_dir(name)
-    if not (directory / "meta.json").is_file():
+    if not subgraphrag_model_installed(name):
         raise ModelMissing(
             f"SubgraphRAG model {name!r}",
             f"kgqa train subgraphrag --name {name}",
@@ -103,5 +114,5 @@ def require_gsr_model(name: str) -> None:
     if external_server() is not None:
         return
     directory = gsr_models_dir() / name
-    if not all((directory / f).is_file() for f in ("encoder.onnx", "decoder.onnx", "vocab.txt", "meta.json")):
+    if not gsr_model_installed(name):
         raise ModelMissing(f"GSR model {name!r}", f"kgqa train gsr --name {name}", str(directory))

@@ -159,8 +159,8 @@ def _toy_examples(index: KgIndex, include_seed: bool, n_questions: int = 24, see
     return sg.ExampleSet.concat(parts, 10 if include_seed else 8)
 
 
-@pytest.mark.parametrize("include_seed", [True, False])
-def test_decomposed_forward_equals_plain_forward(include_seed: bool) -> None:
+@pytest.mark.parametrize(("include_seed", "question_relation"), [(True, False), (False, False), (True, True)])
+def test_decomposed_forward_equals_plain_forward(include_seed: bool, question_relation: bool) -> None:
     torch.manual_seed(0)
     index = _toy_index()
     examples = _toy_examples(index, include_seed)
@@ -170,11 +170,11 @@ def test_decomposed_forward_equals_plain_forward(include_seed: bool) -> None:
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = sg.TripleScorer(384, 10 if include_seed else 8, 32)
+    model = sg.TripleScorer(384, 10 if include_seed else 8, 32, question_relation)
     parts = sg.score_examples(model, examples, tensors, batch_questions=5)
     for i in range(len(examples)):
         sub, _labels = examples.subgraph(i)
-        rows = feature_rows(sub, index, questions[examples.question_rows[i]])
+        rows = feature_rows(sub, index, questions[examples.question_rows[i]], question_relation)
         assert rows.shape[1] == model.input_dim
         with torch.no_grad():
             plain = model(torch.from_numpy(rows)).numpy()
@@ -231,6 +231,42 @@ def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
     again = sg.install_model("toy", model_bytes, {"input_dim": model.input_dim, "v": 2}, root=tmp_path)
     assert target == again and json.loads((target / "meta.json").read_text())["v"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]
+
+
+def test_question_relation_model_exports_and_splits_like_torch(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    index = _toy_index()
+    train = _toy_examples(index, True, 40, seed=1)
+    val = _toy_examples(index, True, 12, seed=2)
+    questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
+    tensors = sg._Tensors(
+        torch.from_numpy(questions),
+        torch.from_numpy(index.entity_vectors),
+        torch.from_numpy(index.relation_vectors),
+    )
+    model = sg.TripleScorer(384, 10, 16, question_relation=True)
+    assert model.input_dim == 5 * 384 + 2 * 10
+    sg.fit(model, train, val, tensors, sg.TrainConfig(epochs=2, batch_questions=8), log=lambda _m: None)
+    rows = sg.check_rows(model, val, index, questions)
+    assert rows.shape[1] == model.input_dim
+    model_bytes = sg.to_onnx(model)
+    assert sg.check_onnx(model_bytes, model, rows) <= 1e-5
+    parts, parts_diff = sg.split_first_layer(model, rows)
+    assert parts_diff <= 1e-5
+
+    # The product block matters: zeroing it changes the scores, so the parts check above compared it.
+    with torch.no_grad():
+        full = model(torch.from_numpy(rows)).numpy()
+        cut = rows.copy()
+        cut[:, 4 * 384 + 20 :] = 0
+        assert np.abs(model(torch.from_numpy(cut)).numpy() - full).max() > 1e-3
+
+    # parts.onnx rebuilt from the installed model.onnx + meta.json (python -m kgqa.training.scorer_onnx)
+    from kgqa.training.scorer_onnx import PARTS_FILE, add_parts
+
+    meta = {"input_dim": model.input_dim, "embedding_dim": 384, "question_relation": True}
+    target = sg.install_model("qr", model_bytes, meta, root=tmp_path)
+    assert add_parts(target) == target / PARTS_FILE
 
 
 def test_sample_rows_keeps_positives() -> None:
@@ -390,6 +426,11 @@ def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_c
     )
     assert isinstance(fixed.trace, SubgraphRagTrace) and fixed.trace.hops_predicted is None
     assert fixed.answer_candidates and "Kismet" not in fixed.answer_candidates
+    # --if-missing (scripts/demo --all-methods): an installed model is kept, not retrained.
+    before = (directory / "meta.json").read_bytes()
+    kept = run_kgqa("train", "subgraphrag", "--name", "pytest-tiny", "--if-missing", timeout=120)
+    assert kept.returncode == 0, kept.stderr
+    assert "kept" in kept.stdout and (directory / "meta.json").read_bytes() == before
 
 
 def test_balanced_bce_weighs_questions_and_classes_equally() -> None:

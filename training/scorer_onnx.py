@@ -4,13 +4,15 @@
 
 ``parts.onnx`` (``parts_onnx``) is the first layer split by the block each weight multiplies.
 
-The scorer is Linear -> ReLU -> Linear over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail]. Its first
-layer is a sum of one product per block, so for a question
+The scorer is Linear -> ReLU -> Linear over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail], with
+z_q ⊙ z_rel appended when the model was trained with ``question_relation``. Its first layer is a sum of one
+product per block, so for a question
 
     pre(h, r, t) = question_part + head_parts[h] + relation_parts[r] + tail_parts[t]
     score        = out_weight · relu(pre) + out_bias
 
-where head_parts[v] = W_head · [z_v ‖ dde_v] is computed once per entity, not once per triple, and the
+where head_parts[v] = W_head · [z_v ‖ dde_v] is computed once per entity, not once per triple
+(relation_parts[r] = W_rel · z_r, plus W_qr · (z_q ⊙ z_r) with ``question_relation``), and the
 1,556-wide feature rows are never built. ``kgqa.subgraphrag.retrieve`` uses this graph when a model has it
 (3-hop MetaQA: about 20,000 candidate triples over about half as many entities) and the whole model
 otherwise; the two agree to float rounding (``check_parts``).
@@ -74,19 +76,27 @@ def whole_onnx(params: Mapping[str, np.ndarray]) -> bytes:
     return proto.SerializeToString()
 
 
-def parts_onnx(params: Mapping[str, np.ndarray], embedding_dim: int, dde_dim: int) -> bytes:
-    """The split first layer of a scorer with ``params`` (``hidden.*``, ``out.*`` as torch names them)."""
+def parts_onnx(
+    params: Mapping[str, np.ndarray], embedding_dim: int, dde_dim: int, question_relation: bool = False
+) -> bytes:
+    """The split first layer of a scorer with ``params`` (``hidden.*``, ``out.*`` as torch names them).
+
+    With ``question_relation``, relation_parts also carries W_qr · (z_r ⊙ z_q): ``questions`` holds one row
+    (broadcast over the relations, as the database calls it) or one row per relation."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     weight = np.asarray(params["hidden.weight"], dtype=np.float32)
     d, e = embedding_dim, dde_dim
     hidden = weight.shape[0]
-    if weight.shape[1] != 4 * d + 2 * e:
-        raise ValueError(f"hidden.weight has {weight.shape[1]} columns, expected 4 x {d} + 2 x {e}")
+    blocks_of_d = 5 if question_relation else 4
+    if weight.shape[1] != blocks_of_d * d + 2 * e:
+        raise ValueError(
+            f"hidden.weight has {weight.shape[1]} columns, expected {blocks_of_d} x {d} + 2 x {e}"
+        )
     blocks = {
         "w_head": np.concatenate([weight[:, d : 2 * d], weight[:, 4 * d : 4 * d + e]], axis=1),
-        "w_tail": np.concatenate([weight[:, 3 * d : 4 * d], weight[:, 4 * d + e :]], axis=1),
+        "w_tail": np.concatenate([weight[:, 3 * d : 4 * d], weight[:, 4 * d + e : 4 * d + 2 * e]], axis=1),
         "w_relation": weight[:, 2 * d : 3 * d],
         "w_question": weight[:, :d],
         "b_hidden": np.asarray(params["hidden.bias"], dtype=np.float32).reshape(hidden),
@@ -97,13 +107,26 @@ def parts_onnx(params: Mapping[str, np.ndarray], embedding_dim: int, dde_dim: in
     nodes = [
         helper.make_node("Gemm", ["heads", "w_head"], ["head_parts"], transB=1, name="head"),
         helper.make_node("Gemm", ["tails", "w_tail"], ["tail_parts"], transB=1, name="tail"),
-        helper.make_node("Gemm", ["relations", "w_relation"], ["relation_parts"], transB=1, name="relation"),
+        helper.make_node(
+            "Gemm",
+            ["relations", "w_relation"],
+            ["relation_alone" if question_relation else "relation_parts"],
+            transB=1,
+            name="relation",
+        ),
         helper.make_node(
             "Gemm", ["questions", "w_question", "b_hidden"], ["question_parts"], transB=1, name="question"
         ),
         helper.make_node("Identity", ["w_out"], ["out_weight"], name="out_weight"),
         helper.make_node("Identity", ["b_out"], ["out_bias"], name="out_bias"),
     ]
+    if question_relation:
+        initializers.append(numpy_helper.from_array(np.ascontiguousarray(weight[:, 4 * d + 2 * e :]), "w_qr"))
+        nodes += [
+            helper.make_node("Mul", ["relations", "questions"], ["relation_x_question"], name="qr_product"),
+            helper.make_node("Gemm", ["relation_x_question", "w_qr"], ["qr_parts"], transB=1, name="qr"),
+            helper.make_node("Add", ["relation_alone", "qr_parts"], ["relation_parts"], name="relation_sum"),
+        ]
     floats = TensorProto.FLOAT
     graph = helper.make_graph(
         nodes,
@@ -132,7 +155,9 @@ def parts_onnx(params: Mapping[str, np.ndarray], embedding_dim: int, dde_dim: in
     return proto.SerializeToString()
 
 
-def scores_from_parts(parts: bytes, rows: np.ndarray, embedding_dim: int, dde_dim: int) -> np.ndarray:
+def scores_from_parts(
+    parts: bytes, rows: np.ndarray, embedding_dim: int, dde_dim: int, question_relation: bool = False
+) -> np.ndarray:
     """What the database computes from ``parts``, for full feature ``rows`` (one question per row)."""
     import onnxruntime as ort
 
@@ -141,7 +166,7 @@ def scores_from_parts(parts: bytes, rows: np.ndarray, embedding_dim: int, dde_di
     rows = np.ascontiguousarray(rows, dtype=np.float32)
     feeds = {
         "heads": np.concatenate([rows[:, d : 2 * d], rows[:, 4 * d : 4 * d + e]], axis=1),
-        "tails": np.concatenate([rows[:, 3 * d : 4 * d], rows[:, 4 * d + e :]], axis=1),
+        "tails": np.concatenate([rows[:, 3 * d : 4 * d], rows[:, 4 * d + e : 4 * d + 2 * e]], axis=1),
         "relations": np.ascontiguousarray(rows[:, 2 * d : 3 * d]),
         "questions": np.ascontiguousarray(rows[:, :d]),
     }
@@ -165,9 +190,12 @@ def check_parts(
     embedding_dim: int,
     dde_dim: int,
     tolerance: float,
+    question_relation: bool = False,
 ) -> float:
     """:func:`relative_difference` of parts and full over ``rows``; ValueError above ``tolerance``."""
-    worst = relative_difference(scores_from_parts(parts, rows, embedding_dim, dde_dim), full_scores)
+    worst = relative_difference(
+        scores_from_parts(parts, rows, embedding_dim, dde_dim, question_relation), full_scores
+    )
     if worst > tolerance:
         raise ValueError(
             f"parts.onnx and the whole model differ by {worst:.2e} of the score scale (> {tolerance:.0e})"
@@ -195,13 +223,16 @@ def add_parts(directory: Path, tolerance: float = 1e-4) -> Path:
 
     meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
     d = int(meta.get("embedding_dim", 384))
-    e = (int(meta["input_dim"]) - 4 * d) // 2
+    question_relation = bool(meta.get("question_relation", False))
+    e = (int(meta["input_dim"]) - (5 if question_relation else 4) * d) // 2
     params = params_from_model(directory / "model.onnx")
-    parts = parts_onnx(params, d, e)
-    rows = np.random.default_rng(0).normal(0, 0.1, size=(512, 4 * d + 2 * e)).astype(np.float32)
+    parts = parts_onnx(params, d, e, question_relation)
+    rows = np.random.default_rng(0).normal(0, 0.1, size=(512, int(meta["input_dim"]))).astype(np.float32)
+    if question_relation:  # the last block is the product of the question and relation blocks
+        rows[:, 4 * d + 2 * e :] = rows[:, :d] * rows[:, 2 * d : 3 * d]
     session = ort.InferenceSession(str(directory / "model.onnx"), providers=["CPUExecutionProvider"])
     (full,) = session.run(["scores"], {"features": rows})
-    check_parts(parts, np.asarray(full).reshape(-1), rows, d, e, tolerance)
+    check_parts(parts, np.asarray(full).reshape(-1), rows, d, e, tolerance, question_relation)
     target = directory / PARTS_FILE
     tmp = directory / f".{PARTS_FILE}.tmp-{os.getpid()}"
     tmp.write_bytes(parts)

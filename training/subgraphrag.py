@@ -102,6 +102,7 @@ class TrainConfig:
     limit: int | None = None  # training questions per hop (None: all of the train part)
     val_questions: int = 300  # validation questions per hop for early stopping
     hidden: int = 256
+    question_relation: bool = False  # z_q ⊙ z_rel as a feature block (TripleScorer)
     lr: float = 1e-3
     batch_questions: int = 8
     negatives: int = 256  # sampled negatives per training question
@@ -133,13 +134,22 @@ class TrainResult:
 
 
 class TripleScorer(nn.Module):
-    """Linear → ReLU → Linear → 1 over one feature row per candidate triple."""
+    """Linear → ReLU → Linear → 1 over one feature row per candidate triple.
 
-    def __init__(self, embedding_dim: int, dde_dim: int, hidden: int) -> None:
+    With ``question_relation`` the row also carries z_q ⊙ z_rel. Over the plain concatenation the first
+    layer adds W_q·z_q and W_r·z_rel, so "does this relation answer this question" has to come from the ReLU;
+    the product gives it a learned, weighted dot product of the two directly (1-hop misses on MetaQA dev were
+    mostly a wrong relation scored first, bench/results/subgraphrag/misses-dev.md)."""
+
+    def __init__(
+        self, embedding_dim: int, dde_dim: int, hidden: int, question_relation: bool = False
+    ) -> None:
         super().__init__()
         self.embedding_dim = embedding_dim
         self.dde_dim = dde_dim  # per entity
-        self.hidden = nn.Linear(4 * embedding_dim + 2 * dde_dim, hidden)
+        self.question_relation = question_relation
+        width = (5 if question_relation else 4) * embedding_dim + 2 * dde_dim
+        self.hidden = nn.Linear(width, hidden)
         self.out = nn.Linear(hidden, 1)
 
     @property
@@ -174,12 +184,17 @@ class TripleScorer(nn.Module):
         hidden = self.hidden.out_features
         weight = self.hidden.weight
         w_q, w_r = weight[:, :d], weight[:, 2 * d : 3 * d]
-        w_dh, w_dt = weight[:, 4 * d : 4 * d + e], weight[:, 4 * d + e :]
+        w_dh, w_dt = weight[:, 4 * d : 4 * d + e], weight[:, 4 * d + e : 4 * d + 2 * e]
         q = questions @ w_q.T
         r = relation_vectors @ w_r.T
         as_head = entity_projection[:, :hidden] + entity_dde @ w_dh.T
         as_tail = entity_projection[:, hidden:] + entity_dde @ w_dt.T
         pre = q[row_question] + as_head[row_head] + r[row_relation] + as_tail[row_tail] + self.hidden.bias
+        if self.question_relation:
+            # one product per (question, relation) pair, not per row: a batch has a handful of each
+            w_qr = weight[:, 4 * d + 2 * e :]
+            pairs = (questions[:, None, :] * relation_vectors[None, :, :]) @ w_qr.T  # [Q, R, hidden]
+            pre = pre + pairs[row_question, row_relation]
         return self.out(torch.relu(pre)).squeeze(-1)
 
 
@@ -493,6 +508,15 @@ def balanced_bce(
     return (means * weights).sum(dim=0).mean()
 
 
+def _time_left(history: Sequence[dict[str, float]], epochs: int) -> str:
+    """ ", at most about N min left" from the epochs measured so far (early stopping may end sooner)."""
+    left = epochs - len(history)
+    if left <= 0:
+        return ""
+    per_epoch = float(np.mean([row["seconds"] for row in history]))
+    return f"; at most {left} more epochs, about {max(1, round(left * per_epoch / 60))} min"
+
+
 def fit(
     model: TripleScorer,
     train: ExampleSet,
@@ -538,7 +562,7 @@ def fit(
         log(
             f"epoch {epoch}: loss {row['loss']:.4f}  val "
             + "  ".join(f"{k} {v:.3f}" for k, v in metrics.items())
-            + f"  ({row['seconds']:.0f}s)"
+            + f"  ({row['seconds']:.0f}s{_time_left(history, config.epochs)})"
         )
         recall, top1 = metrics[f"recall@{RECALL_AT}"], metrics["top1"]
         # Recall@100 decides; within RECALL_TIE of the best so far, a better top-1 ranking breaks the tie.
@@ -606,13 +630,17 @@ def check_rows(
     total = 0
     for i in range(len(examples)):
         sub, _labels = examples.subgraph(i)
-        block = feature_rows(sub, index, question_matrix[examples.question_rows[i]])
+        block = feature_rows(sub, index, question_matrix[examples.question_rows[i]], model.question_relation)
         rows.append(block[: max_rows - total])
         total += rows[-1].shape[0]
         if total >= max_rows:
             break
     rng = np.random.default_rng(seed)
-    rows.append(rng.normal(0, 0.1, size=(256, model.input_dim)).astype(np.float32))
+    random = rng.normal(0, 0.1, size=(256, model.input_dim)).astype(np.float32)
+    if model.question_relation:  # a real row's last block is the product of its question and relation blocks
+        d = model.embedding_dim
+        random[:, 4 * d + 2 * model.dde_dim :] = random[:, :d] * random[:, 2 * d : 3 * d]
+    rows.append(random)
     rows.append(np.zeros((1, model.input_dim), dtype=np.float32))
     return np.concatenate(rows)
 
@@ -621,12 +649,14 @@ def split_first_layer(model: TripleScorer, rows: np.ndarray) -> tuple[bytes, flo
     """``parts.onnx`` for ``model`` (see :mod:`kgqa.training.scorer_onnx`) and its max difference from
     torch over ``rows``; KgqaError above the ONNX tolerance."""
     params = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
-    parts = parts_onnx(params, model.embedding_dim, model.dde_dim)
+    parts = parts_onnx(params, model.embedding_dim, model.dde_dim, model.question_relation)
     model.eval()
     with torch.no_grad():
         full = model(torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32))).numpy()
     try:
-        worst = check_parts(parts, full, rows, model.embedding_dim, model.dde_dim, ONNX_TOLERANCE)
+        worst = check_parts(
+            parts, full, rows, model.embedding_dim, model.dde_dim, ONNX_TOLERANCE, model.question_relation
+        )
     except ValueError as exc:
         raise KgqaError(f"{exc}; model not installed") from exc
     return parts, worst
@@ -819,7 +849,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = TripleScorer(EMBEDDING_DIM, dde_entity_dim(config.dde), config.hidden)
+    model = TripleScorer(EMBEDDING_DIM, dde_entity_dim(config.dde), config.hidden, config.question_relation)
     history = fit(model, train, val, tensors, config, log)
     best = next(row for row in history if row["selected"])
     model_bytes = to_onnx(model)
@@ -830,7 +860,8 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
     log(f"parts check: max |parts - torch| = {parts_diff:.2e}")
     data_dir = metaqa_root(config)
     meta: dict[str, Any] = {
-        "input_dim": input_dim(config.dde),
+        "input_dim": input_dim(config.dde, question_relation=config.question_relation),
+        "question_relation": config.question_relation,
         "embedding_dim": EMBEDDING_DIM,
         "dde_rounds_forward": config.dde_forward,
         "dde_rounds_reverse": config.dde_reverse,

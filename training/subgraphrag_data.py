@@ -57,9 +57,9 @@ def dde_entity_dim(dde: DdeLayout) -> int:
     return 2 * (dde.forward + dde.reverse + (1 if dde.include_seed else 0))
 
 
-def input_dim(dde: DdeLayout, embedding_dim: int = EMBEDDING_DIM) -> int:
-    """Width of one feature row [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail]."""
-    return 4 * embedding_dim + 2 * dde_entity_dim(dde)
+def input_dim(dde: DdeLayout, embedding_dim: int = EMBEDDING_DIM, question_relation: bool = False) -> int:
+    """Width of one feature row [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail (‖ z_q ⊙ z_rel)]."""
+    return (5 if question_relation else 4) * embedding_dim + 2 * dde_entity_dim(dde)
 
 
 def cache_dir(kg: str) -> Path:
@@ -241,16 +241,20 @@ class Subgraph:
         )
 
 
-def feature_rows(subgraph: Subgraph, index: KgIndex, question_vector: np.ndarray) -> np.ndarray:
-    """The scorer's input rows [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail] (float32 [N, D])."""
+def feature_rows(
+    subgraph: Subgraph, index: KgIndex, question_vector: np.ndarray, question_relation: bool = False
+) -> np.ndarray:
+    """The scorer's input rows [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail], then z_q ⊙ z_rel when
+    ``question_relation`` (float32 [N, D])."""
     n = subgraph.size
     zq = np.broadcast_to(question_vector.astype(np.float32), (n, question_vector.shape[-1]))
     heads = index.entity_vectors[subgraph.entities[subgraph.heads]]
     rels = index.relation_vectors[subgraph.relations]
     tails = index.entity_vectors[subgraph.entities[subgraph.tails]]
-    return np.ascontiguousarray(
-        np.concatenate([zq, heads, rels, tails, subgraph.triple_dde()], axis=1), dtype=np.float32
-    )
+    blocks = [zq, heads, rels, tails, subgraph.triple_dde()]
+    if question_relation:
+        blocks.append(zq * rels)
+    return np.ascontiguousarray(np.concatenate(blocks, axis=1), dtype=np.float32)
 
 
 def fetch_subgraph(

@@ -10,7 +10,8 @@ Writes under procedures/src/test/resources/:
   (``scores = features @ w`` with ``w[i] = (i + 1) / 100``), so a test can recompute every score from the
   feature layout it expects. input_dim = 4 * 4 + 2 * 10 (DDE with the seed) = 36.
 * ``models/subgraphrag/tiny-mlp/{model.onnx, parts.onnx, meta.json}``: a seeded small MLP scorer and its
-  first layer in parts, for the test that scoring by parts equals the whole model.
+  first layer in parts, for the test that scoring by parts equals the whole model; ``tiny-mlp-qr`` the same
+  with the z_q ⊙ z_rel feature block.
 * ``models/encoder/tiny-encoder/{model.onnx, vocab.txt, encoder.json}``: a toy "transformer" whose
   last_hidden_state is a lookup of a 4-d vector per token id (``table[id] = [id, 1, id % 2, -1]``), to test
   the Java tokenise -> ONNX -> mean pool -> L2 normalise path without the 90 MB real model.
@@ -96,25 +97,28 @@ def tiny_scorer() -> None:
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
-def tiny_mlp() -> None:
-    """``models/subgraphrag/tiny-mlp``: a seeded Linear(36, 8) -> ReLU -> Linear(8, 1) scorer with its
-    ``parts.onnx`` (kgqa.training.scorer_onnx), to check that scoring by parts equals the whole model."""
+def tiny_mlp(name: str = "tiny-mlp", question_relation: bool = False) -> None:
+    """``models/subgraphrag/<name>``: a seeded Linear(input, 8) -> ReLU -> Linear(8, 1) scorer with its
+    ``parts.onnx`` (kgqa.training.scorer_onnx), to check that scoring by parts equals the whole model. With
+    ``question_relation`` the feature row ends with z_q ⊙ z_rel (input 40 instead of 36)."""
     from kgqa.training.scorer_onnx import parts_onnx, whole_onnx
 
     rng = np.random.default_rng(7)
     hidden = 8
+    input_dim = INPUT_DIM + (EMBEDDING_DIM if question_relation else 0)
     params = {
-        "hidden.weight": rng.normal(0, 0.5, size=(hidden, INPUT_DIM)).astype(np.float32),
+        "hidden.weight": rng.normal(0, 0.5, size=(hidden, input_dim)).astype(np.float32),
         "hidden.bias": rng.normal(0, 0.1, size=hidden).astype(np.float32),
         "out.weight": rng.normal(0, 0.5, size=(1, hidden)).astype(np.float32),
         "out.bias": np.asarray([0.05], dtype=np.float32),
     }
-    out = RESOURCES / "models" / "subgraphrag" / "tiny-mlp"
+    out = RESOURCES / "models" / "subgraphrag" / name
     out.mkdir(parents=True, exist_ok=True)
     (out / "model.onnx").write_bytes(whole_onnx(params))
-    (out / "parts.onnx").write_bytes(parts_onnx(params, EMBEDDING_DIM, (INPUT_DIM - 4 * EMBEDDING_DIM) // 2))
-    meta = {
-        "input_dim": INPUT_DIM,
+    dde_dim = (INPUT_DIM - 4 * EMBEDDING_DIM) // 2
+    (out / "parts.onnx").write_bytes(parts_onnx(params, EMBEDDING_DIM, dde_dim, question_relation))
+    meta: dict[str, object] = {
+        "input_dim": input_dim,
         "embedding_dim": EMBEDDING_DIM,
         "hidden": hidden,
         "include_seed": True,
@@ -122,6 +126,8 @@ def tiny_mlp() -> None:
         "hops": 2,
         "kg": "test",
     }
+    if question_relation:
+        meta["question_relation"] = True
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
@@ -322,6 +328,7 @@ def wordpiece_cases() -> None:
 if __name__ == "__main__":
     tiny_scorer()
     tiny_mlp()
+    tiny_mlp("tiny-mlp-qr", question_relation=True)
     tiny_encoder()
     wordpiece_cases()
     tiny_gsr()

@@ -24,9 +24,11 @@ import java.util.Set;
  *
  * <p>The ONNX graph maps input {@code features} (float32 {@code [N, input_dim]}) to output
  * {@code scores} (float32 {@code [N]}, or {@code [N, 1]}). A feature row is
- * {@code [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail]}, so
- * {@code input_dim = 4 · embedding_dim + 2 · Dde.entityDimension(F, R, include_seed)}; the loader checks
- * that, so a model trained with a different DDE layout fails with a message instead of wrong scores.
+ * {@code [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail]}, followed by {@code z_q ⊙ z_rel} when
+ * meta.json says {@code question_relation}, so
+ * {@code input_dim = (4 or 5) · embedding_dim + 2 · Dde.entityDimension(F, R, include_seed)}; the loader checks
+ * that, so a model trained with a different layout fails with a message instead of wrong scores. With
+ * {@code question_relation}, {@code parts.onnx} folds the product into its relation parts.
  */
 public final class ScorerModel implements AutoCloseable {
 
@@ -52,6 +54,8 @@ public final class ScorerModel implements AutoCloseable {
     public final int forwardRounds;
     public final int reverseRounds;
     public final boolean includeSeed;
+    /** Whether a feature row ends with z_q ⊙ z_rel. */
+    public final boolean questionRelation;
     public final String encoder;
     /** Defaults a model may carry for its candidates; null when meta.json does not say. */
     public final Integer hops;
@@ -66,6 +70,7 @@ public final class ScorerModel implements AutoCloseable {
         this.parts = parts;
         this.inputDim = requiredInt(meta, "input_dim", directory);
         this.embeddingDim = optionalInt(meta, "embedding_dim", 384);
+        this.questionRelation = meta.get("question_relation") instanceof Boolean b && b;
         this.forwardRounds = optionalInt(meta, "dde_rounds_forward", Dde.DEFAULT_FORWARD_ROUNDS);
         this.reverseRounds = optionalInt(meta, "dde_rounds_reverse", Dde.DEFAULT_REVERSE_ROUNDS);
         Object seed = meta.get("include_seed");
@@ -73,7 +78,8 @@ public final class ScorerModel implements AutoCloseable {
             this.includeSeed = b;
         } else {
             // Older meta.json without the flag: infer it from the input width.
-            this.includeSeed = inputDim == 4 * embeddingDim + 2 * Dde.entityDimension(forwardRounds, reverseRounds, true);
+            this.includeSeed = inputDim == questionBlocks() * embeddingDim
+                    + 2 * Dde.entityDimension(forwardRounds, reverseRounds, true);
         }
         this.encoder = meta.get("encoder") instanceof String s ? s : TextEncoder.DEFAULT_NAME;
         this.hops = meta.get("hops") instanceof Number n ? n.intValue() : null;
@@ -82,7 +88,12 @@ public final class ScorerModel implements AutoCloseable {
 
     /** Feature width for a DDE layout; must equal {@link #inputDim}. */
     public int featureDim(boolean seed) {
-        return 4 * embeddingDim + 2 * Dde.entityDimension(forwardRounds, reverseRounds, seed);
+        return questionBlocks() * embeddingDim + 2 * Dde.entityDimension(forwardRounds, reverseRounds, seed);
+    }
+
+    /** Embedding-wide blocks of a feature row: question, head, relation, tail, and the product if any. */
+    private int questionBlocks() {
+        return questionRelation ? 5 : 4;
     }
 
     /**
@@ -141,7 +152,7 @@ public final class ScorerModel implements AutoCloseable {
         }
         if (inputDim != featureDim(includeSeed)) {
             throw new IllegalArgumentException("SubgraphRAG model in " + directory + ": meta.json input_dim "
-                    + inputDim + " does not match 4 x embedding_dim " + embeddingDim + " + 2 x DDE("
+                    + inputDim + " does not match " + questionBlocks() + " x embedding_dim " + embeddingDim + " + 2 x DDE("
                     + forwardRounds + " forward, " + reverseRounds + " reverse rounds, include_seed " + includeSeed
                     + ") = " + featureDim(includeSeed));
         }
@@ -189,7 +200,7 @@ public final class ScorerModel implements AutoCloseable {
         int[] tailRow = rowsOf(entityCount, tails);
         int[] headEntities = entitiesOf(headRow);
         int[] tailEntities = entitiesOf(tailRow);
-        int width = inputDim / 2 - embeddingDim; // embedding_dim + DDE numbers of one entity
+        int width = (inputDim - questionBlocks() * embeddingDim) / 2 + embeddingDim; // z and DDE of one entity
         int batches = Math.max(1, Math.max(ceilDiv(headEntities.length, BATCH_NODES), ceilDiv(tailEntities.length, BATCH_NODES)));
         float[] headParts = null;
         float[] tailParts = null;

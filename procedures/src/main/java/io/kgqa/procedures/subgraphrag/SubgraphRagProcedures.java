@@ -366,6 +366,11 @@ public class SubgraphRagProcedures {
             out.put(entityVectors[t] != null ? entityVectors[t] : zeros);
             out.put(entityCodes[h]);
             out.put(entityCodes[t]);
+            if (model.questionRelation) {
+                for (int j = 0; j < dim; j++) {
+                    out.put(relation != null ? question[j] * relation[j] : 0f);
+                }
+            }
         });
     }
 
