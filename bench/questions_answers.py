@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         if errors:
             print(f"\n{method}: {len(errors)} errors, first: {errors[0]['error']}")
     if args.out:
-        args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+        saved: dict[str, Any] = {"_command": command, **results}
+        args.out.write_text(json.dumps(saved, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0
 
 

@@ -75,5 +75,9 @@ def print_result(result: Result, max_triplets: int = 25) -> None:
         console.print(table)
         if len(ev.triplets) > max_triplets:
             console.print(f"[dim]… {len(ev.triplets) - max_triplets} more (use --json for all)[/]")
+    if result.route is not None:
+        for tried in result.route.tried:
+            mark = "chose" if tried["method"] == result.route.chosen else "tried"
+            console.print(f"[dim]auto {mark} {tried['method']} ({tried['why']}): {tried['outcome']}[/]")
     timing = " · ".join(f"{stage} {ms:.0f} ms" for stage, ms in result.latency_ms.items())
     console.print(f"[dim]kg {ev.kg} · method {ev.method} · llm {result.llm or 'none'} · {timing}[/]")

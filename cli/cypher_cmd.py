@@ -8,6 +8,7 @@ import sys
 import click
 from kgqa.cli.output import print_table, to_jsonable
 from kgqa.graph.connection import open_driver
+from neo4j import RoutingControl
 
 
 @click.command()
@@ -21,18 +22,44 @@ from kgqa.graph.connection import open_driver
     metavar="NAME=JSON",
     help="A query parameter, e.g. -p name='\"Kismet\"' (value parsed as JSON, else taken as a string).",
 )
-def cypher(query: str | None, fmt: str, params: tuple[str, ...]) -> None:
-    """Run QUERY, or start an interactive shell when QUERY is absent (end statements with ';')."""
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Allow statements that write (by default a statement whose plan writes is refused, and reads run "
+    "in a read transaction).",
+)
+def cypher(query: str | None, fmt: str, params: tuple[str, ...], write: bool) -> None:
+    """Run QUERY, or start an interactive shell when QUERY is absent (end statements with ';').
+
+    Read-only unless --write: each statement is planned first (EXPLAIN) and refused if its plan writes, as
+    neo4j-graphrag's Text2Cypher retriever does, then run routed as a read."""
     parameters = _parse_params(params)
     with open_driver() as driver:
         if query is not None:
-            _run_one(driver, query, parameters, fmt)
+            _run_one(driver, query, parameters, fmt, write)
             return
-        _interactive(driver, parameters, fmt)
+        _interactive(driver, parameters, fmt, write)
 
 
-def _run_one(driver, query: str, parameters: dict[str, object], fmt: str) -> None:  # type: ignore[no-untyped-def]
-    records, _summary, keys = driver.execute_query(query, parameters)
+def refuse_writes(driver, query: str, parameters: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+    """A one-line error when ``query``'s plan writes (EXPLAIN plans without running it)."""
+    from kgqa.core.errors import KgqaError
+
+    _records, summary, _keys = driver.execute_query(
+        "EXPLAIN " + query, parameters, routing_=RoutingControl.READ
+    )
+    if summary.query_type not in ("r", None):
+        kind = {"w": "writes", "rw": "reads and writes", "s": "changes the schema"}.get(
+            str(summary.query_type), f"is of type {summary.query_type!r}"
+        )
+        raise KgqaError(f"the statement {kind}; kgqa cypher is read-only unless given --write")
+
+
+def _run_one(driver, query: str, parameters: dict[str, object], fmt: str, write: bool = False) -> None:  # type: ignore[no-untyped-def]
+    if not write:
+        refuse_writes(driver, query, parameters)
+    routing = RoutingControl.WRITE if write else RoutingControl.READ
+    records, _summary, keys = driver.execute_query(query, parameters, routing_=routing)
     rows = [{key: to_jsonable(record[key]) for key in keys} for record in records]
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False))
@@ -40,7 +67,8 @@ def _run_one(driver, query: str, parameters: dict[str, object], fmt: str) -> Non
         print_table(list(keys), rows)
 
 
-def _interactive(driver, parameters: dict[str, object], fmt: str) -> None:  # type: ignore[no-untyped-def]
+def _interactive(driver, parameters: dict[str, object], fmt: str, write: bool) -> None:  # type: ignore[no-untyped-def]
+    from kgqa.core.errors import KgqaError
     from neo4j.exceptions import Neo4jError
 
     interactive = sys.stdin.isatty()
@@ -64,12 +92,14 @@ def _interactive(driver, parameters: dict[str, object], fmt: str) -> None:  # ty
             if not statement:
                 continue
             try:
-                _run_one(driver, statement, parameters, fmt)
+                _run_one(driver, statement, parameters, fmt, write)
             except Neo4jError as exc:
                 click.echo(f"error: {exc.message}", err=True)
+            except KgqaError as exc:
+                click.echo(f"error: {exc}", err=True)
     leftover = "\n".join(buffer).strip()
     if leftover:
-        _run_one(driver, leftover, parameters, fmt)
+        _run_one(driver, leftover, parameters, fmt, write)
 
 
 def _parse_params(params: tuple[str, ...]) -> dict[str, object]:

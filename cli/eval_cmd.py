@@ -39,8 +39,8 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
     "--method",
     "method",
     metavar="M",
-    help="Retrieval method: sgrag, frag, subgraphrag, cosine, or module:Class "
-    "(default sgrag for metaqa, subgraphrag otherwise).",
+    help="Retrieval method: sgrag, frag, subgraphrag, simgrag, gsr, cosine, auto (chosen per question), "
+    "or module:Class (default sgrag for metaqa, subgraphrag otherwise).",
 )
 @click.option(
     "--llm",

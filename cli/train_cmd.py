@@ -32,12 +32,20 @@ def train() -> None:
 @click.option(
     "--seed", default=13, show_default=True, type=int, help="Seed of the fills and the held-out split."
 )
+@click.option(
+    "--paraphrases",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 20),
+    help="Also train on N rewrites of each dev pattern in other everyday words, with typos (measured: no "
+    "gain on our free-form tune questions, bench/classifier_paraphrases.py).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the installed models' metadata.json.")
-def classifiers(data_dir: str | None, seed: int, as_json: bool) -> None:
+def classifiers(data_dir: str | None, seed: int, paraphrases: int, as_json: bool) -> None:
     """The question-type (SG-RAG) and hop (FRAG, SubgraphRAG's radius) classifiers: scikit-learn, seconds."""
     from kgqa.training.question_classifiers import train_question_classifiers
 
-    trained = train_question_classifiers(data_dir, seed=seed)
+    trained = train_question_classifiers(data_dir, seed=seed, paraphrases_per_pattern=paraphrases)
     if as_json:
         click.echo(json.dumps(trained.metadata, indent=2, sort_keys=True))
         return
@@ -67,7 +75,7 @@ def classifiers(data_dir: str | None, seed: int, as_json: bool) -> None:
 )
 @click.option(
     "--dde-rounds",
-    default="2,2",
+    default="3,3",
     show_default=True,
     help="DDE rounds forward,reverse (SubgraphRAG's num_rounds, num_reverse_rounds; 3,3 sees distance 3).",
 )

@@ -222,6 +222,7 @@ def build_record(
                 "n_paths": len(ev.paths),
                 "evidence_hops": ev.hops,
                 "trace": _jsonable(ev.trace.to_json()) if ev.trace is not None else None,
+                "route": _jsonable(answered.route.to_json()) if answered.route is not None else None,
                 "answer_explanation": _jsonable({k: v for k, v in explanation.items() if k != "evidence"}),
                 "latency_ms": {k: round(v, 3) for k, v in answered.latency_ms.items()},
                 "error": None,
@@ -387,7 +388,7 @@ def run_eval(
     if config.retry_errors:
         previous = {qid: rec for qid, rec in previous.items() if not rec.get("error")}
 
-    if answerer is None:
+    if answerer is None and config.method != "auto":
         retriever_class(str(config.method))  # an unknown or unavailable method fails before any work
     own_driver = driver is None and answerer is None
     if own_driver:

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from kgqa.core import config
 from kgqa.core.errors import KgqaError
 from neo4j import Driver, GraphDatabase
-from neo4j.exceptions import AuthError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
 
 
 def connection_settings() -> tuple[str, str, str]:
@@ -31,7 +31,13 @@ def open_driver(uri: str | None = None, user: str | None = None, password: str |
     """A connected driver; connection problems become one-line KgqaErrors."""
     if uri is None:
         uri, user, password = connection_settings()
-    driver = GraphDatabase.driver(uri, auth=(user or "neo4j", password or ""), connection_timeout=5)
+    try:
+        driver = GraphDatabase.driver(uri, auth=(user or "neo4j", password or ""), connection_timeout=5)
+    except (ConfigurationError, ValueError) as exc:
+        first = str(exc).split(". ")[0].rstrip(".")
+        raise KgqaError(
+            f"NEO4J_URI {uri!r} is not a Neo4j address: {first} (use bolt:// or neo4j://)"
+        ) from None
     try:
         driver.verify_connectivity()
     except AuthError:
@@ -41,9 +47,8 @@ def open_driver(uri: str | None = None, user: str | None = None, password: str |
         ) from None
     except (ServiceUnavailable, OSError, ValueError) as exc:
         driver.close()
-        raise KgqaError(
-            f"cannot reach Neo4j at {uri}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-        ) from None
+        detail = (str(exc).splitlines()[0] if str(exc) else type(exc).__name__).rstrip(": ")
+        raise KgqaError(f"cannot reach Neo4j at {uri}: {detail}") from None
     return driver
 
 

@@ -29,7 +29,7 @@ import pyoxigraph as ox
 from kgqa.core.errors import KgqaError
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, rdf_format, read_triples
-from kgqa.loaders.records import Fact, Label, Record
+from kgqa.loaders.records import Fact, Label, Record, value_problem
 
 PREFIXES: dict[str, str] = {
     "dbo": "http://dbpedia.org/ontology/",
@@ -143,6 +143,14 @@ def parse(path: Path, ctx: ParseContext) -> Iterator[Record]:
 
 
 def rdf_record(s: object, p: object, o: object) -> Record | str:
+    """The fact or label a statement carries, or the rule that drops it (rules are counted, not listed)."""
+    record = _rdf_record(s, p, o)
+    if isinstance(record, str):
+        return record
+    return value_problem(record).split(":")[0] or record
+
+
+def _rdf_record(s: object, p: object, o: object) -> Record | str:
     if not isinstance(s, ox.NamedNode):
         return "blank-node subject"
     predicate = p.value  # type: ignore[attr-defined]

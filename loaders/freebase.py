@@ -41,7 +41,7 @@ from kgqa.core.errors import KgqaError
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, rdf_format, read_triples
-from kgqa.loaders.records import Fact, Issue, Label, Record
+from kgqa.loaders.records import Fact, Issue, Label, Record, value_problem
 
 NS = "http://rdf.freebase.com/ns/"
 NS_HTTPS = "https://rdf.freebase.com/ns/"
@@ -212,6 +212,13 @@ def parse_rdf(path: Path, ctx: ParseContext) -> Iterator[Record]:
 
 def rdf_record(s: object, p: object, o: object) -> Record | str:
     """The fact or name a dump statement carries, or the rule that drops it."""
+    record = _rdf_record(s, p, o)
+    if isinstance(record, str):
+        return record
+    return value_problem(record).split(":")[0] or record
+
+
+def _rdf_record(s: object, p: object, o: object) -> Record | str:
     if not isinstance(s, ox.NamedNode):
         return "blank-node subject"
     subject = _local(s.value)
@@ -255,8 +262,12 @@ def parse_fb15k(path: Path, ctx: ParseContext) -> Iterator[Record]:
         if not _FB15K_RELATION.match(relation):
             ctx.sink.add(Issue(str(path), number, f"{relation!r} is not a Freebase relation path"))
             continue
+        fact = Fact(head, fb15k_relation(relation), tail)
+        if problem := value_problem(fact):
+            ctx.sink.add(Issue(str(path), number, problem))
+            continue
         ctx.sink.good()
-        yield Fact(head, fb15k_relation(relation), tail)
+        yield fact
 
 
 def parse_names(path: Path, ctx: ParseContext) -> Iterator[Record]:
@@ -268,11 +279,15 @@ def parse_names(path: Path, ctx: ParseContext) -> Iterator[Record]:
         if mid is None:
             ctx.sink.add(Issue(str(path), number, f"{fields[0]!r} is not a Freebase mid"))
             continue
+        label = Label(mid, fields[1])
+        if problem := value_problem(label):
+            ctx.sink.add(Issue(str(path), number, problem))
+            continue
         ctx.sink.good()
         if not fields[1].strip():
             ctx.stats.dropped["empty name"] += 1
             continue
-        yield Label(mid, fields[1])
+        yield label
 
 
 def _tsv(path: Path, ctx: ParseContext) -> Iterator[tuple[int, list[str]]]:
@@ -321,5 +336,9 @@ def parse_question_triples(path: Path, ctx: ParseContext) -> Iterator[Record]:
             if not _PROPERTY.match(relation):
                 ctx.sink.add(Issue(str(path), where, f"{relation!r} is not a Freebase property id"))
                 continue
+            fact = Fact(head, relation, tail)
+            if problem := value_problem(fact):
+                ctx.sink.add(Issue(str(path), where, problem))
+                continue
             ctx.sink.good()
-            yield Fact(head, relation, tail)
+            yield fact

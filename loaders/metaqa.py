@@ -9,7 +9,7 @@ from pathlib import Path
 from kgqa.core.errors import KgqaError
 from kgqa.loaders.inputs import open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
-from kgqa.loaders.records import Fact, Issue, Record
+from kgqa.loaders.records import Fact, Issue, Record, value_problem
 
 DESCRIPTION = "a MetaQA kb.txt file (subject|relation|object per line)"
 KB_NAMES = ("kb_dedup.txt", "kb.txt")
@@ -71,4 +71,5 @@ def _fact(line: str) -> Fact | str:
         return "empty object"
     if not _RELATION.match(relation):
         return f"invalid relation name {relation!r}"
-    return Fact(head, relation, tail)
+    fact = Fact(head, relation, tail)
+    return value_problem(fact) or fact

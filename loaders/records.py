@@ -8,6 +8,7 @@ schema statements) are counted per rule in :class:`ParseStats.dropped`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,25 @@ class Label(NamedTuple):
 
 
 Record = Fact | Label
+
+# Names and ids are indexed, and Neo4j's range index refuses a key over about 8 KB: a longer value would sink
+# the whole load, so it is a skipped line like any other malformed one.
+MAX_VALUE_BYTES = 4000
+# C0 controls but tab and line breaks (a Turtle label may hold them), DEL and C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+CONTROL_CHARACTER = "control character in a value"
+TOO_LONG = f"value longer than {MAX_VALUE_BYTES} bytes"
+
+
+def value_problem(record: Record) -> str:
+    """Why ``record`` cannot be stored ("" when it can), naming the field, e.g. "control character U+0000 in
+    the relation"."""
+    for name, value in zip(record._fields, record, strict=True):
+        if found := _CONTROL.search(value):
+            return f"{CONTROL_CHARACTER}: U+{ord(found.group()):04X} in the {name}"
+        if len(value) * 4 > MAX_VALUE_BYTES and len(value.encode("utf-8")) > MAX_VALUE_BYTES:
+            return f"{TOO_LONG}: the {name} has {len(value.encode('utf-8')):,} bytes"
+    return ""
 
 
 @dataclass(frozen=True)

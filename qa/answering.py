@@ -15,8 +15,9 @@ from typing import Any
 from kgqa.answer import NO_EVIDENCE, NO_TOPIC_ENTITY, Answer, answer, is_offline, no_answer
 from kgqa.core.errors import KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
-from kgqa.graph.kg import resolve_kg
-from kgqa.qa.methods import choose_method, make_retriever
+from kgqa.graph.kg import LoadedKg, resolve_kg
+from kgqa.qa.methods import canonical, choose_method, make_retriever
+from kgqa.qa.routing import Route, Router, answered, asked_kind
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
@@ -30,6 +31,7 @@ class Result:
     answer: Answer
     latency_ms: dict[str, float]  # the stages above, then the retriever's sub-stages
     llm: str | None  # None: the extractive answerer
+    route: Route | None = None  # --method auto: what was planned and tried, and why
 
     @property
     def answers(self) -> list[str]:
@@ -55,6 +57,7 @@ class Result:
             "explanation": self.answer.explanation,
             "trace": ev.trace.to_json() if ev.trace is not None else None,
             "latency_ms": {k: round(v, 2) for k, v in self.latency_ms.items()},
+            "route": self.route.to_json() if self.route is not None else None,
         }
 
 
@@ -84,9 +87,15 @@ class QuestionAnswerer:
         if k <= 0:
             raise KgqaError(f"-k must be positive, got {k}")
         self.driver = driver
-        self.kg = resolve_kg(driver, kg).name if driver is not None else (kg or "")
-        self.method = retriever.name if retriever is not None else choose_method(method)
-        self.retriever = retriever or make_retriever(driver, self.method)  # type: ignore[arg-type]
+        self.kg = require_complete(resolve_kg(driver, kg)).name if driver is not None else (kg or "")
+        self.router: Router | None = None
+        if retriever is None and canonical(method) == "auto" and driver is not None:
+            self.router = Router(driver, self.kg)
+            self.method = "auto"
+            self.retriever = None
+        else:
+            self.method = retriever.name if retriever is not None else choose_method(method)
+            self.retriever = retriever or make_retriever(driver, self.method)  # type: ignore[arg-type]
         self.llm = None if is_offline(llm) else llm
         self.k = k
         if linker is None and driver is None:
@@ -100,12 +109,22 @@ class QuestionAnswerer:
         began = time.perf_counter()
         topics = list(topic_entities) if topic_entities else self.link(question, self.kg)
         linked = time.perf_counter()
-        evidence = self.retriever.retrieve(question, self.kg, self.k, topics)
+        route = None
+        if self.router is not None:
+            evidence, route = self.router.retrieve(question, self.kg, self.k, topics)
+        else:
+            assert self.retriever is not None
+            evidence = self.retriever.retrieve(question, self.kg, self.k, topics)
         retrieved = time.perf_counter()
+        # A method's best answer of the wrong kind (a film for "when ...") is a guess from the nearest thing
+        # it covers: said as no answer, with the reason, by every method (the route has checked it already).
+        misfit = answered(evidence, asked_kind(question)) if route is None and not evidence.is_empty else ""
         if not evidence.topic_entities:
             reply = no_answer(NO_TOPIC_ENTITY)
         elif evidence.is_empty:
             reply = no_answer(evidence.reason or NO_EVIDENCE)
+        elif misfit:
+            reply = no_answer(misfit)
         else:
             reply = answer(evidence, self.llm)
         done = time.perf_counter()
@@ -117,7 +136,18 @@ class QuestionAnswerer:
         }
         for stage, ms in evidence.latency_ms.items():
             latency.setdefault(stage, ms)
-        return Result(evidence, reply, latency, self.llm)
+        return Result(evidence, reply, latency, self.llm, route)
+
+
+def require_complete(loaded: LoadedKg) -> LoadedKg:
+    """A KG whose load was interrupted (or is still running) would answer from part of its graph, say from
+    2,048 of 43,234 embedded names, without a word: refused in one line instead."""
+    if loaded.status != "complete":
+        raise KgqaError(
+            f"KG {loaded.name!r} is not completely loaded (status {loaded.status or 'unknown'}); "
+            "rerun the `kgqa load` that made it (it resumes), or see `kgqa kgs`"
+        )
+    return loaded
 
 
 def answer_question(

@@ -64,6 +64,9 @@ ALIASES = {
     "subgraph-rag": "subgraphrag",
     "sim-grag": "simgrag",
 }
+# What a per-question route (`--method auto`, kgqa.qa.routing) may use: the baseline and the LLM variant are
+# never chosen for the user.
+AUTO_CANDIDATES = ("sgrag", "simgrag", "gsr", "frag", "subgraphrag")
 # --method auto before any `kgqa eval --split dev` has ranked the methods: best measured on MetaQA dev first.
 DEFAULT_PREFERENCE = ("sgrag", "subgraphrag", "frag")
 RANKING_FILE = "method-ranking.json"

@@ -75,3 +75,11 @@ def test_cosine_baseline_walks_the_predicted_hops(metaqa: Driver) -> None:
     fixed = QuestionAnswerer(metaqa, kg=KG, retriever=CosineRetriever(metaqa, hops=2)).ask(question).evidence
     assert isinstance(fixed.trace, SubgraphRagTrace) and fixed.trace.hops_predicted is None
     assert fixed.hops is None and fixed.answer_candidates
+
+
+def test_a_question_of_over_a_thousand_words_is_answered(metaqa: Driver) -> None:
+    """Lucene refuses queries of more than 1,024 clauses: the linker bounds its full-text query."""
+    filler = " ".join(f"word{i}" for i in range(1100))
+    proc = run_kgqa("ask", f"who directed {filler} Kismet", "--kg", KG, "--method", "frag", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "Kismet" in json.loads(proc.stdout)["topic_entities"]

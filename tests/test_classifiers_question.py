@@ -120,3 +120,33 @@ def test_train_save_load_roundtrip(tmp_path: Path, shared_data: Path) -> None:
     before = [p.qtype for p in trained.predict_qtypes(questions)]
     assert [p.qtype for p in loaded.predict_qtypes(questions)] == before
     assert load_question_classifiers(tmp_path / "absent") is None
+
+
+def test_paraphrases_reword_a_pattern_and_keep_the_entity_slot() -> None:
+    import random
+
+    from kgqa.training.paraphrase import paraphrase
+
+    pattern = f"which person directed the movies starred by {PLACEHOLDER}"
+    rewrites = {paraphrase(pattern, random.Random(seed)) for seed in range(40)}
+    assert all(PLACEHOLDER in r for r in rewrites)
+    assert len(rewrites) > 20 and pattern in rewrites | {pattern}
+    assert any("pictures" in r or "films" in r or "flicks" in r for r in rewrites)
+    assert any("made" in r or "helmed" in r for r in rewrites)
+    assert paraphrase(pattern, random.Random(3)) == paraphrase(pattern, random.Random(3))
+
+
+def test_paraphrased_training_is_recorded(tmp_path: Path, shared_data: Path) -> None:
+    trained = train_question_classifiers(
+        data_root=shared_data / "metaqa",
+        out_dir=tmp_path,
+        seed=7,
+        fills_per_pattern=0,
+        use_ntm=False,
+        paraphrases_per_pattern=2,
+    )
+    assert trained.metadata["paraphrases_per_pattern"] == 2
+    assert trained.metadata["training_examples"] == 3 * trained.metadata["patterns"]
+    assert trained.predict_qtype("who made the pictures [Tom Hanks] appeared in").qtype == (
+        "actor_to_movie_to_director"
+    )

@@ -38,3 +38,30 @@ def test_table_output(neo4j_env: dict[str, str]) -> None:
     result = run_kgqa("cypher", "RETURN 'Kismet' AS film")
     assert result.returncode == 0
     assert "Kismet" in result.stdout and "1 row" in result.stdout
+
+
+def _count(label: str) -> int:
+    result = run_kgqa("cypher", "--format", "json", f"MATCH (n:{label}) RETURN count(n) AS n")
+    assert result.returncode == 0, result.stderr
+    return int(json.loads(result.stdout)[0]["n"])
+
+
+def test_read_only_unless_write_is_given(neo4j_env: dict[str, str]) -> None:
+    label = "KgqaCypherShellProbe"
+    for statement in (
+        f"CREATE (:{label})",
+        f"MERGE (n:{label}) RETURN n",
+        f"CREATE INDEX probe FOR (n:{label}) ON (n.x)",
+    ):
+        result = run_kgqa("cypher", statement)
+        assert result.returncode == 1, statement
+        line = result.stderr.strip()
+        assert len(line.splitlines()) == 1 and "read-only unless given --write" in line, line
+    assert _count(label) == 0
+    shell = run_kgqa("cypher", input_text=f"CREATE (:{label});\nRETURN 1 AS a;\n")
+    assert "read-only unless given --write" in shell.stderr and _count(label) == 0
+    written = run_kgqa("cypher", "--write", f"CREATE (:{label})")
+    assert written.returncode == 0, written.stderr
+    assert _count(label) == 1
+    assert run_kgqa("cypher", "--write", f"MATCH (n:{label}) DELETE n").returncode == 0
+    assert _count(label) == 0

@@ -62,7 +62,21 @@ def test_every_package_has_a_layer() -> None:
     import tomllib
 
     packages = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
-    assert {p.removeprefix("kgqa.") for p in packages} == set(RANK)
+    assert {p.split(".")[1] for p in packages} == set(RANK)
+
+
+def test_every_template_folder_is_packaged() -> None:
+    """A template folder left out of pyproject.toml would be missing from an installed wheel."""
+    import tomllib
+
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {
+        "kgqa.cypher_templates"
+        + "".join(f".{part}" for part in d.relative_to(REPO / "cypher_templates").parts)
+        for d in [REPO / "cypher_templates", *(REPO / "cypher_templates").rglob("*")]
+        if d.is_dir() and any(d.glob("*.cypher.j2"))
+    }
+    assert folders <= set(setuptools["packages"]) and folders <= set(setuptools["package-data"])
 
 
 def test_imports_only_go_down() -> None:

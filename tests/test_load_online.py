@@ -216,6 +216,9 @@ def test_an_interrupted_load_completes_when_run_again(
     proc.wait()
     partial = next(r for r in list_kgs(driver) if r["name"] == kg)
     assert partial["status"] == "loading" and 0 < partial["relationships"] < triples
+    # a half-loaded KG does not answer from what it holds so far
+    line = _one_line_error(run_kgqa("ask", "who directed film 1", "--kg", kg, "--method", "sgrag"))
+    assert f"KG '{kg}' is not completely loaded (status loading)" in line
     result = run_kgqa("load", "metaqa", "--path", str(kb), "--kg", kg, "--no-embeddings", "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
@@ -277,7 +280,10 @@ def test_cli_reports_skipped_lines_and_a_summary(neo4j_env: dict[str, str]) -> N
 def test_cli_unreachable_server(tmp_path: Path) -> None:
     env = {"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_USER": "neo4j", "NEO4J_PASSWORD": "x"}
     line = _one_line_error(run_kgqa("load", "metaqa", "--path", str(METAQA), env=env))
-    assert "cannot reach Neo4j at bolt://127.0.0.1:1" in line
+    assert "cannot reach Neo4j at bolt://127.0.0.1:1" in line and not line.endswith(":")
+    env["NEO4J_URI"] = "notaurl://x"
+    line = _one_line_error(run_kgqa("kgs", env=env))
+    assert "NEO4J_URI 'notaurl://x' is not a Neo4j address" in line and "bolt://" in line
     env = {"KGQA_HOME": str(tmp_path), "KGQA_BOLT_PORT": "7999"}
     line = _one_line_error(run_kgqa("kgs", env={**env, "NEO4J_URI": ""}))
     assert "server is not running" in line

@@ -59,6 +59,35 @@ def test_metaqa_lines_and_malformed_lines_with_file_and_line() -> None:
     assert sink.count == 3
 
 
+def test_over_long_values_and_control_characters_are_skipped_lines(tmp_path: Path) -> None:
+    kb = tmp_path / "kb.txt"
+    lines = [
+        "Kismet|directed_by|William Dieterle",
+        "Kismet|written_by|" + "x" * 100_000,
+        "\x00\x01|\x02\x03|\x04",
+        "Kismet|has_tags|bell\x07",
+        "Kismet|release_year|1944",
+        "Caf\u00e9 \u00fcber|has_tags|\u65e5\u672c",  # accents and CJK are text, not controls
+    ]
+    kb.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    records, sink, _ = parse(metaqa.plan([kb]))
+    assert facts(records) == {
+        ("Kismet", "directed_by", "William Dieterle"),
+        ("Kismet", "release_year", "1944"),
+        ("Café über", "has_tags", "日本"),
+    }
+    assert [(i.file, i.line, i.reason) for i in sink.kept] == [
+        (str(kb), 2, "value longer than 4000 bytes: the tail has 100,000 bytes"),
+        (str(kb), 3, "control character in a value: U+0000 in the head"),
+        (str(kb), 4, "control character in a value: U+0007 in the tail"),
+    ]
+    names_file = tmp_path / "names.txt"
+    names_file.write_text("/m/01\tok\n/m/02\tbad\x00name\n", encoding="utf-8")
+    ctx = ParseContext(IssueSink(), ParseStats())
+    assert [r.name for r in freebase.parse_names(names_file, ctx)] == ["ok"]  # type: ignore[union-attr]
+    assert [i.reason for i in ctx.sink.kept] == ["control character in a value: U+0000 in the name"]
+
+
 def test_metaqa_strict_stops_at_the_first_malformed_line() -> None:
     with pytest.raises(KgqaError, match=r"metaqa-kb-sample.txt:10: expected 3 fields .*--strict"):
         parse(metaqa.plan([METAQA]), strict=True)

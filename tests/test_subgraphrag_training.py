@@ -360,7 +360,7 @@ def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_c
     assert result.returncode == 0, result.stderr
     directory = sg.model_dir("pytest-tiny")
     meta = json.loads((directory / "meta.json").read_text())
-    assert meta["input_dim"] == 4 * 384 + 20 and meta["include_seed"] is True and meta["kg"] == "metaqa"
+    assert meta["input_dim"] == 4 * 384 + 28 and meta["include_seed"] is True and meta["kg"] == "metaqa"
     assert meta["onnx_max_abs_diff"] <= 1e-5 and 0.0 <= meta["best_dev_recall@100"] <= 1.0
     assert (directory / "parts.onnx").is_file() and meta["parts_max_abs_diff"] <= 1e-5
     assert "kgqa.subgraphrag.retrieve" in _procedures(driver)

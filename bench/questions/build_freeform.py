@@ -402,20 +402,20 @@ def text_warnings(q: Question, kb: KB) -> list[str]:
     return notes
 
 
-def assign_parts(questions: list[dict[str, Any]], seed: int) -> None:
-    """Stratified by kind: round(40%) of each kind is held out, chosen with a seeded RNG."""
+def assign_parts(questions: list[dict[str, Any]], seed: int, share: float = HELDOUT_SHARE) -> None:
+    """Stratified by kind: round(share) of each kind is held out (40% by default), with a seeded RNG."""
     rng = random.Random(seed)
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for q in questions:
         by_kind[q["kind"]].append(q)
     for kind in KINDS:
         group = sorted(by_kind.get(kind, []), key=lambda q: q["id"])
-        held = {q["id"] for q in rng.sample(group, round(HELDOUT_SHARE * len(group)))}
+        held = {q["id"] for q in rng.sample(group, round(share * len(group)))}
         for q in group:
             q["part"] = "heldout" if q["id"] in held else "tune"
 
 
-def build(kb: KB, src: Path, out: Path, strict: bool, seed: int) -> int:
+def build(kb: KB, src: Path, out: Path, strict: bool, seed: int, share: float = HELDOUT_SHARE) -> int:
     questions = read_source(src, kb)
     kept: list[dict[str, Any]] = []
     dropped = 0
@@ -435,7 +435,7 @@ def build(kb: KB, src: Path, out: Path, strict: bool, seed: int) -> int:
         record["answers"] = sorted(answers)
         record.setdefault("noise", [])
         kept.append(record)
-    assign_parts(kept, seed)
+    assign_parts(kept, seed, share)
     with out.open("w", encoding="utf-8") as handle:
         for record in kept:
             ordered = {k: record[k] for k in OUT_ORDER if k in record}
@@ -464,6 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     p_build.add_argument("--src", type=Path, default=SRC_PATH)
     p_build.add_argument("--out", type=Path, default=OUT_PATH)
     p_build.add_argument("--seed", type=int, default=PART_SEED)
+    p_build.add_argument(
+        "--heldout-share", type=float, default=HELDOUT_SHARE, help="share of each kind held out (1: all)"
+    )
     p_build.add_argument("--strict", action="store_true", help="fail instead of dropping a question")
     args = ap.parse_args(argv)
 
@@ -485,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         answers = sorted(kb.walk(args.topic, path))
         print(f"{len(answers)}: " + " | ".join(answers))
         return 0
-    return build(kb, args.src, args.out, args.strict, args.seed)
+    return build(kb, args.src, args.out, args.strict, args.seed, args.heldout_share)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,11 @@ import org.neo4j.logging.Log;
 public final class EntityLinker {
 
     public static final int MAX_SPAN_TOKENS = 12;
+    /**
+     * Terms of the one full-text query, the first words of the question first: Lucene refuses a query of more
+     * than 1,024 clauses (a fuzzy term expands to several), and a name is found by its own words anyway.
+     */
+    public static final int MAX_QUERY_TERMS = 64;
     /** Full-text hits fetched (all KGs share the index) ... */
     public static final int FULLTEXT_FETCH = 200;
     /** ... and kept for this KG. */
@@ -734,7 +739,7 @@ public final class EntityLinker {
             return "";
         }
         Set<String> terms = new LinkedHashSet<>();
-        for (int k = 0; k < tokens.size(); k++) {
+        for (int k = 0; k < tokens.size() && terms.size() < MAX_QUERY_TERMS; k++) {
             Token t = tokens.get(k);
             String typed = PyText.lower(PyText.strip(t.text(), OUTER_PUNCT));
             Set<String> forms = new LinkedHashSet<>(PyText.split(t.norm()));
@@ -966,8 +971,10 @@ public final class EntityLinker {
             if (c.score < MIN_SCORE || chosen.size() >= maxEntities) {
                 break;
             }
-            if (!chosen.isEmpty() && c.score < secondaryRatio * chosen.get(0).score) {
-                break;
+            // A literal value said exactly ("in 1987") is a constraint the question states, not a guess: short,
+            // so it scores low, but it is kept beside a stronger name.
+            if (!chosen.isEmpty() && c.score < secondaryRatio * chosen.get(0).score && !isLiteral(c)) {
+                continue;
             }
             if (seen.contains(c.id)) {
                 continue;
@@ -992,6 +999,11 @@ public final class EntityLinker {
                     PyText.strip(join(tokens, c.start, c.end), OUTER_PUNCT)));
         }
         return links;
+    }
+
+    /** An exact match of a number node ("1994", "7.5"): a year, a rating, a count. */
+    static boolean isLiteral(Candidate c) {
+        return "exact".equals(c.how) && PyText.isDigits(c.name.replace(".", "").replace(",", ""));
     }
 
     // ------------------------------------------------------------------------------------------ helpers

@@ -261,6 +261,15 @@ class EntityLinkerTest {
         weak.score = 0.31;
         assertEquals(1, EntityLinker.resolve(List.of(first, weak), tokens, 3).size());
         assertEquals(2, EntityLinker.resolve(List.of(first, weak), tokens, 3, 0.0).size());
+        // a literal value said exactly stays beside a stronger name, however short it is; a fuzzy one does not
+        List<EntityLinker.Token> threeWords = EntityLinker.tokens("x y 1987");
+        EntityLinker.Candidate year = candidate("1987", "1987", 2, 3, 1.0, 1);
+        year.score = 0.4;
+        List<EntityLinker.Link> links = EntityLinker.resolve(List.of(first, weak, year), threeWords, 3);
+        assertEquals(List.of("P", "1987"), links.stream().map(EntityLinker.Link::name).toList());
+        EntityLinker.Candidate fuzzyYear = new EntityLinker.Candidate(null, "1988", "1988", 2, 3, "fulltext", 0.8, 1, List.of());
+        fuzzyYear.score = 0.4;
+        assertEquals(1, EntityLinker.resolve(List.of(first, fuzzyYear), threeWords, 3).size());
     }
 
     private static EntityLinker.Candidate candidate(String name, int start, int end, double match, String... types) {
@@ -273,6 +282,18 @@ class EntityLinkerTest {
     }
 
     // ------------------------------------------------------------------------------- Python semantics
+
+    @Test
+    void aVeryLongQuestionMakesABoundedFullTextQuery() {
+        StringBuilder question = new StringBuilder("who directed");
+        for (int i = 0; i < 1100; i++) {
+            question.append(" word").append(i);
+        }
+        List<EntityLinker.Token> tokens = EntityLinker.tokens(question + " Kismet");
+        boolean[] content = EntityLinker.content(tokens, STOP);
+        String query = EntityLinker.luceneQuery(tokens, content);
+        assertEquals(EntityLinker.MAX_QUERY_TERMS, query.split(" ").length);
+    }
 
     @Test
     void pythonStringSemantics() {

@@ -1,0 +1,175 @@
+"""`--method auto` routes each question: the plan (pure), walking it, and `kgqa ask` on MetaQA and on a KG
+without MetaQA's relations (real Neo4j)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kgqa.core.errors import KgqaError
+from kgqa.core.types import Evidence, LinkedEntity
+from kgqa.qa.routing import (
+    QuestionSignals,
+    Route,
+    RoutePolicy,
+    answered,
+    asked_kind,
+    follow_route,
+    plan_route,
+    question_signals,
+    templates_fit,
+)
+
+from tests.conftest import run_kgqa
+
+ALL = {m: "" for m in ("sgrag", "simgrag", "gsr", "frag", "subgraphrag")}
+POLICY = RoutePolicy(sure_qtype=0.5)
+DBPEDIA = Path(__file__).parent / "fixtures" / "loaders" / "dbpedia"
+
+
+def entity(name: str, span: str, how: str = "exact") -> LinkedEntity:
+    return LinkedEntity(name, name, 0.9, how, span)
+
+
+def test_two_named_entities_go_to_pattern_matching_first() -> None:
+    signals = QuestionSignals(
+        spans=2, literals=1, templates_fit=True, qtype="actor_to_movie", qtype_score=2.0
+    )
+    steps = plan_route(signals, ALL, POLICY)
+    assert [s.method for s in steps] == list(POLICY.several_entities)
+    assert "2 entities" in steps[0].why and steps[1].why == f"next after {steps[0].method}"
+
+
+def test_one_entity_goes_to_templates_only_when_the_classifier_is_sure() -> None:
+    sure = QuestionSignals(1, 0, True, "movie_to_director", 0.7)
+    unsure = QuestionSignals(1, 0, True, "movie_to_director", 0.2)
+    assert plan_route(sure, ALL, POLICY)[0].method == "sgrag"
+    assert "0.70 ≥ 0.5" in plan_route(sure, ALL, POLICY)[0].why
+    assert [s.method for s in plan_route(unsure, ALL, POLICY)] == list(POLICY.one_entity_unsure)
+    assert "unsure" in plan_route(unsure, ALL, POLICY)[0].why
+
+
+def test_a_kg_without_templates_never_plans_sgrag_and_missing_methods_are_skipped() -> None:
+    signals = QuestionSignals(1, 0, templates_fit=False)
+    steps = plan_route(signals, {**ALL, "simgrag": "no module named 'x'"}, POLICY)
+    methods = [s.method for s in steps]
+    assert "sgrag" not in methods and "simgrag" not in methods and methods
+    assert "no question-type templates" in steps[0].why
+    several = plan_route(QuestionSignals(3, 0, templates_fit=False), ALL, POLICY)
+    assert "sgrag" not in [s.method for s in several]
+
+
+def test_signals_count_a_span_once_and_know_literals() -> None:
+    topics = [entity("tom hanks", "tom hanks"), entity("Tom Hanks", "Tom  Hanks"), entity("1994", "1994")]
+    signals = question_signals("tom hanks films from 1994", topics, templates_fit=False, classifiers=None)
+    assert (signals.spans, signals.literals, signals.qtype_score) == (2, 1, None)
+    assert question_signals("x", [], templates_fit=True, classifiers=None).spans == 0
+
+
+def test_templates_fit_needs_every_relation_of_the_question_types() -> None:
+    metaqa = ["directed_by", "starred_actors", "written_by", "has_genre", "in_language", "release_year"]
+    assert templates_fit([*metaqa, "has_tags", "has_imdb_rating", "has_imdb_votes", "other"])
+    assert not templates_fit(metaqa)  # no has_tags
+    assert not templates_fit(["birthPlace", "country"])
+
+
+def test_the_asked_kind_of_answer_is_checked() -> None:
+    assert asked_kind("When was Jaws released?") == asked_kind("  what year did heat come out") == "literal"
+    assert asked_kind("how many films did X make") == "literal"
+    assert asked_kind("Who directed Heat?") == "entity" and asked_kind("which films did X direct") == ""
+    films = _evidence("sgrag", [("Jaws", "directed_by", "Steven Spielberg")])
+    films.answer_candidates = ["Jaws", "1975"]
+    assert answered(films, "") == "" and answered(films, "entity") == ""
+    assert answered(films, "literal") == "the question asks for a year or number; the best answer is 'Jaws'"
+    films.answer_candidates = ["1975"]
+    assert answered(films, "literal") == "" and "a named entity" in answered(films, "entity")
+
+
+def _evidence(method: str, triplets: list[tuple[str, str, str]], reason: str = "") -> Evidence:
+    return Evidence("q", method, "kg", [entity("A", "a")], triplets=triplets, reason=reason)
+
+
+def test_the_route_moves_on_when_a_method_fails_or_finds_nothing() -> None:
+    signals = QuestionSignals(1, 0, True, "movie_to_director", 0.1)
+    route = Route(signals, plan_route(signals, ALL, POLICY))
+    outcomes: dict[str, Any] = {
+        "simgrag": KgqaError("no GSR model: run `kgqa train gsr`"),
+        "gsr": _evidence("gsr", [], reason="no chain reached anything"),
+        "sgrag": _evidence("sgrag", [("A", "directed_by", "B")]),
+    }
+
+    def retrieve(method: str) -> Evidence:
+        outcome = outcomes[method]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    evidence = follow_route(route, retrieve)
+    assert evidence is not None and evidence.method == "sgrag" and route.chosen == "sgrag"
+    assert [t["method"] for t in route.tried] == ["simgrag", "gsr", "sgrag"]
+    assert route.tried[0]["outcome"].startswith("failed: no GSR model")
+    assert route.tried[1]["outcome"] == "no chain reached anything"
+    assert route.tried[2]["outcome"] == "answered"
+    shown = route.to_json()
+    assert shown["chosen"] == "sgrag" and [s["method"] for s in shown["not_tried"]] == ["frag", "subgraphrag"]
+    nothing = Route(signals, plan_route(signals, ALL, POLICY))
+    assert follow_route(nothing, lambda m: _evidence(m, [])) is None and nothing.chosen is None
+    assert len(nothing.tried) == len(nothing.planned)
+
+
+@pytest.fixture(scope="module")
+def metaqa(driver: Any, metaqa_kg: str, question_classifiers: object, gsr_model: str) -> Any:
+    return driver
+
+
+def _ask(question: str, kg: str) -> dict[str, Any]:
+    proc = run_kgqa("ask", question, "--kg", kg, "--method", "auto", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_auto_sends_a_two_entity_question_to_pattern_matching_and_says_why(metaqa: Any) -> None:
+    result = _ask("which movies did tom hanks and meg ryan both star in", "metaqa")
+    route = result["route"]
+    assert route["signals"]["spans"] == 2 and route["tried"][0]["method"] == "simgrag"
+    assert result["method"] == route["chosen"] == "simgrag"
+    assert {"Sleepless in Seattle", "You've Got Mail", "Joe Versus the Volcano"} <= set(result["answers"])
+
+
+def test_auto_keeps_a_year_the_question_states(metaqa: Any) -> None:
+    result = _ask("which films from 1987 did Diane Keaton star in", "metaqa")
+    assert {"Diane Keaton", "1987"} <= set(result["topic_entities"])
+    assert result["route"]["signals"]["literals"] == 1
+    assert result["answers"][:1] == ["Baby Boom"]
+
+
+def test_auto_on_a_kg_without_templates_never_tries_sgrag(driver: Any, gsr_model: str) -> None:
+    kg = "t_route_dbpedia"
+    loaded = run_kgqa("load", "dbpedia", "--path", str(DBPEDIA), "--kg", kg, timeout=600)
+    assert loaded.returncode == 0, loaded.stderr
+    try:
+        result = _ask("Which country is Ulm in?", kg)
+        route = result["route"]
+        assert route["signals"]["templates_fit"] is False
+        methods = [t["method"] for t in route["tried"]] + [t["method"] for t in route["not_tried"]]
+        assert "sgrag" not in methods and methods
+        assert result["answers"] and result["answers"][0] == "Germany", result
+    finally:
+        run_kgqa("kgs", "--drop", kg)
+
+
+@pytest.mark.parametrize("method", ["sgrag", "auto"])
+def test_a_question_no_method_covers_gets_no_answer_with_the_reason(metaqa: Any, method: str) -> None:
+    """MetaQA has no birth dates: the nearest template's films are not an answer to "when"."""
+    proc = run_kgqa("ask", "when was Steven Spielberg born", "--kg", "metaqa", "--method", method, "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["answers"] == []
+    reason = result["explanation"]["reason"]
+    if method == "auto":
+        assert reason.startswith("no method answered") and result["route"]["chosen"] is None
+        assert all("asks for a year or number" in t["outcome"] for t in result["route"]["tried"][:2])
+    else:
+        assert "asks for a year or number" in reason
