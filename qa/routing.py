@@ -16,8 +16,9 @@ before any retrieval, and walked until a method answers:
    "no answer" with the reasons, not the nearest template's guess.
 
 ``plan_route`` is a pure function of :class:`QuestionSignals`, so ``bench/auto_routing.py`` can replay a
-policy over answers it recorded once; :class:`Router` plans and walks the route for one KG. The policy's numbers are chosen there, on the tune parts of our own
-question sets, never on their held-out parts or on MetaQA test.
+policy over answers it recorded once; :class:`Router` plans and walks the route for one KG. The policy's
+numbers are chosen there, on the tune parts of our own question sets, never on their held-out parts or on
+MetaQA test.
 """
 
 from __future__ import annotations
