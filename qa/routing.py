@@ -183,13 +183,24 @@ def answered(evidence: Evidence, asked: str = "") -> str:
         return evidence.reason or "no evidence"
     if not evidence.answer_candidates and not evidence.triplets:
         return "no answer candidate"
-    if asked and evidence.answer_candidates:
+    if not asked:
+        return ""
+    wanted = "a year or number" if asked == "literal" else "a named entity"
+    if evidence.answer_candidates:
         best = evidence.answer_candidates[0]
-        literal = is_literal(LinkedEntity(best, best, 1.0, "answer"))
-        if literal != (asked == "literal"):
-            wanted = "a year or number" if asked == "literal" else "a named entity"
+        if _literal_name(best) != (asked == "literal"):
             return f"the question asks for {wanted}; the best answer is {best!r}"
+        return ""
+    # Ranked triplets without candidates (SubgraphRAG's top-k): the answer is read off them later, so they
+    # must hold at least one entity of the kind asked, besides the topic entities.
+    topics = set(evidence.topic_names())
+    if not any(_literal_name(e) == (asked == "literal") for e in evidence.entities() if e not in topics):
+        return f"the question asks for {wanted}; the evidence holds none"
     return ""
+
+
+def _literal_name(name: str) -> bool:
+    return is_literal(LinkedEntity(name, name, 1.0, "answer"))
 
 
 def templates_fit(relation_names: Sequence[str]) -> bool:
