@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgqa.answer.extractive import answer_extractive
 from kgqa.core.errors import KgqaError
 from kgqa.core.metaqa import ROLE_RELATION
 from kgqa.core.types import Evidence, LinkedEntity
@@ -188,14 +189,14 @@ def answered(evidence: Evidence, asked: str = "") -> str:
     wanted = "a year or number" if asked == "literal" else "a named entity"
     if evidence.answer_candidates:
         best = evidence.answer_candidates[0]
-        if _literal_name(best) != (asked == "literal"):
-            return f"the question asks for {wanted}; the best answer is {best!r}"
-        return ""
-    # Ranked triplets without candidates (SubgraphRAG's top-k): the answer is read off them later, so they
-    # must hold at least one entity of the kind asked, besides the topic entities.
-    topics = set(evidence.topic_names())
-    if not any(_literal_name(e) == (asked == "literal") for e in evidence.entities() if e not in topics):
-        return f"the question asks for {wanted}; the evidence holds none"
+    else:
+        # Ranked triplets without candidates (SubgraphRAG's top-k): the answer read off them is what the
+        # extractive answerer picks; a year somewhere among them does not make the pick a year.
+        best = answer_extractive(evidence, max_answers=1).top or ""
+        if not best:
+            return f"the question asks for {wanted}; no answer can be read off the evidence"
+    if _literal_name(best) != (asked == "literal"):
+        return f"the question asks for {wanted}; the best answer is {best!r}"
     return ""
 
 
