@@ -79,6 +79,13 @@ def classifiers(data_dir: str | None, seed: int, paraphrases: int, as_json: bool
     show_default=True,
     help="DDE rounds forward,reverse (SubgraphRAG's num_rounds, num_reverse_rounds; 3,3 sees distance 3).",
 )
+@click.option(
+    "--path-steps",
+    default=2,
+    show_default=True,
+    type=click.IntRange(0, 4),
+    help="Steps of the path code in each entity code: by which relations it is reached (0: DDE only).",
+)
 @click.option("--epochs", default=12, show_default=True, type=int, help="Maximum epochs (early stopping).")
 @click.option("--limit", default=None, type=int, help="Training questions per hop (quick runs, tests).")
 @click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
@@ -89,6 +96,20 @@ def classifiers(data_dir: str | None, seed: int, paraphrases: int, as_json: bool
     help="Give the scorer z_question ⊙ z_relation as a feature (how well a relation fits the question).",
 )
 @click.option("--negatives", default=256, show_default=True, type=int, help="Sampled negatives per question.")
+@click.option(
+    "--labels",
+    type=click.Choice(["chain", "shortest"]),
+    default="chain",
+    show_default=True,
+    help="Weak labels: the walks of the relation chains that best explain each question's answers (chain), "
+    "or every shortest topic-answer path (shortest, the paper's).",
+)
+@click.option(
+    "--question-mask",
+    default="it",
+    show_default=True,
+    help="The word the question embedding reads in place of the topic entity; '' embeds the whole question.",
+)
 @click.option("--seed", default=13, show_default=True, type=int, help="Seed of the split, sampling and init.")
 @click.option(
     "--max-candidates", default=20000, show_default=True, type=int, help="Candidate cap per question."
@@ -110,11 +131,14 @@ def subgraphrag(
     hops: int,
     include_seed: bool,
     dde_rounds: str,
+    path_steps: int,
     epochs: int,
     limit: int | None,
     hidden: int,
     question_relation: bool,
     negatives: int,
+    labels: str,
+    question_mask: str,
     seed: int,
     max_candidates: int,
     source: str,
@@ -150,11 +174,14 @@ def subgraphrag(
         include_seed=include_seed,
         dde_forward=int(forward),
         dde_reverse=int(reverse),
+        path_steps=path_steps,
         epochs=epochs,
         limit=limit,
         hidden=hidden,
         question_relation=question_relation,
         negatives=negatives,
+        labels=labels,
+        question_mask=question_mask or None,
         seed=seed,
         max_candidates=max_candidates,
         source=source,

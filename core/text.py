@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 # MetaQA marks the topic entity as "[Lee Pace]"; users may too. Nested or empty brackets mark nothing.
 BRACKET = re.compile(r"\[([^\[\]]+)\]")
@@ -27,6 +27,23 @@ def without_brackets(question: str) -> str:
     The database's ``kgqa.subgraphrag.retrieve`` embeds the same string, so both roads embed alike.
     """
     return _SPACES.sub(" ", _BRACKET_CHARS.sub(" ", question)).strip()
+
+
+def mask_topic(question: str, spans: Sequence[str] | None, mask: str) -> str:
+    """The question with its topic entity replaced by ``mask``: every ``[bracketed]`` name, else the first of
+    ``spans`` (the linked words) found in it, ignoring case; whitespace collapsed.
+
+    What a model that should learn the question's shape rather than its entity reads: GSR's chain generator,
+    and SubgraphRAG's question embedding (a long film title otherwise outweighs "directed" in z_q). The
+    database's ``QuestionText.maskTopic`` is the same rule.
+    """
+    text, replaced = BRACKET.subn(lambda _m: mask, question)
+    for span in spans or ():
+        if replaced:
+            break
+        if span:
+            text, replaced = re.subn(re.escape(span), lambda _m: mask, text, count=1, flags=re.IGNORECASE)
+    return " ".join(text.split())
 
 
 def normalize_answer(text: str) -> str:

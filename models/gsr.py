@@ -8,7 +8,6 @@ steps; its score is the sum of its tokens' log-probabilities, EOS included.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +15,10 @@ from pathlib import Path
 import numpy as np
 from kgqa.core.config import models_dir
 from kgqa.core.errors import ModelMissing
+from kgqa.core.text import mask_topic
 
 PAD, BOS, EOS = 0, 1, 2
 MASK = "[MASK]"  # stands for the topic entity; a special token of the encoder's vocabulary
-_BRACKET = re.compile(r"\[[^\]]+\]")
 DEFAULT_MODEL = "default"
 
 
@@ -34,12 +33,8 @@ class Chain:
 
 
 def masked(question: str, spans: list[str] | None = None) -> str:
-    """The question with its topic entity replaced by [MASK]: the bracketed name, else the linked words."""
-    text = _BRACKET.sub(MASK, question)
-    for span in spans or []:
-        if span and MASK not in text:
-            text = re.sub(re.escape(span), MASK, text, count=1, flags=re.IGNORECASE)
-    return " ".join(text.split()).lower().replace(MASK.lower(), MASK)
+    """The question with its topic entity replaced by [MASK] (``core.text.mask_topic``), lower-cased."""
+    return mask_topic(question, spans, MASK).lower().replace(MASK.lower(), MASK)
 
 
 class ChainModel:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from kgqa.core.types import Triplet
+from kgqa.core.types import LinkedEntity, Triplet
 from kgqa.graph.cypher import render
-from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, HopPredictor, SubgraphRagRetriever
+from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, HopPredictor, SubgraphRagRetriever, embed_question
 from neo4j import Driver, RoutingControl
 
 DEFAULT_MAX_CANDIDATES = 20000
@@ -49,17 +49,22 @@ class CosineRetriever(SubgraphRagRetriever):
     def _check_model(self) -> None:
         """Untrained: there is no model to check."""
 
+    def _question_vector(self, question: str) -> np.ndarray:
+        """The cosine procedure compares stored vectors with the question's: it needs z_q given."""
+        return embed_question(question)
+
     def _scored_rows(
         self,
         question: str,
         kg: str,
         k: int,
-        topic_ids: Sequence[str],
-        vector: np.ndarray,
+        topic_entities: Sequence[LinkedEntity],
+        vector: np.ndarray | None,
         hops: int | None,
         walk_hops: int | None = None,
     ) -> list[tuple[str, str, str, float]]:
         """The top k by cosine (the baseline has no walk selection: ``walk_hops`` is never set for it)."""
+        assert vector is not None  # _question_vector always embeds
         config = {
             "hops": int(hops or self.hops or DEFAULT_HOPS),
             "maxCandidates": int(self.max_candidates or DEFAULT_MAX_CANDIDATES),
@@ -67,7 +72,11 @@ class CosineRetriever(SubgraphRagRetriever):
             "k": int(k),
         }
         records, _summary, _keys = self.driver.execute_query(
-            COSINE_QUERY, kg=kg, topicIds=list(topic_ids), config=config, routing_=RoutingControl.READ
+            COSINE_QUERY,
+            kg=kg,
+            topicIds=[e.id for e in topic_entities],
+            config=config,
+            routing_=RoutingControl.READ,
         )
         return [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
 

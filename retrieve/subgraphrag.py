@@ -1,10 +1,11 @@
 """SubgraphRAG retrieval, run inside the database.
 
-``kgqa.subgraphrag.retrieve`` scores every candidate triple around the topic entities with the trained MLP
-(ONNX Runtime Java) over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ DDE] and streams the top K, best first. This
-module only embeds the question (the ONNX encoder) and shapes the result as ``Evidence``: triplets in score
-order, deduplicated, and either the predicted hop count (the answerer walks that far) or, without one,
-answer candidates read off the scores by a leaf rule.
+``kgqa.subgraphrag.retrieve`` embeds the question (its topic entity masked as the model was trained), scores
+every candidate triple around the topic entities with the trained MLP (ONNX Runtime Java) over
+[z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ DDE] and streams the top K, best first. This module only passes the linked
+entities and the words that named them, and shapes the result as ``Evidence``: triplets in score order,
+deduplicated, and either the predicted hop count (the answerer walks that far) or, without one, answer
+candidates read off the scores by a leaf rule.
 """
 
 from __future__ import annotations
@@ -192,16 +193,22 @@ class SubgraphRagRetriever(Retriever):
         return self._hop_predictor(question, spans), "classifier"
 
     def config(
-        self, kg: str, k: int, topic_ids: Sequence[str], question_vector: np.ndarray
+        self,
+        kg: str,
+        k: int,
+        topic_entities: Sequence[LinkedEntity],
+        question_vector: np.ndarray | None,
     ) -> dict[str, Any]:
         """The procedure's configuration map; unset options fall back to the model's meta.json."""
         config: dict[str, Any] = {
             "k": int(k),
             "kg": kg,
             "model": self.model,
-            "topicEntities": list(topic_ids),
-            "questionEmbedding": [float(x) for x in question_vector],
+            "topicEntities": [e.id for e in topic_entities],
+            "topicSpans": [e.span or e.name for e in topic_entities],
         }
+        if question_vector is not None:
+            config["questionEmbedding"] = [float(x) for x in question_vector]
         if self.hops is not None:
             config["hops"] = int(self.hops)
         if self.max_candidates is not None:
@@ -215,14 +222,14 @@ class SubgraphRagRetriever(Retriever):
         question: str,
         kg: str,
         k: int,
-        topic_ids: Sequence[str],
-        vector: np.ndarray,
+        topic_entities: Sequence[LinkedEntity],
+        vector: np.ndarray | None,
         hops: int | None,
         walk_hops: int | None = None,
     ) -> list[tuple[str, str, str, float]]:
         """k (head, relation, tail, score) rows from the database in rank order; ``hops`` widens the radius;
         ``walk_hops``: whole walks of that many hops first (``select: 'paths'``), else the top k."""
-        config = self.config(kg, k, topic_ids, vector)
+        config = self.config(kg, k, topic_entities, vector)
         if hops is not None:
             config["hops"] = hops
         if walk_hops is not None:
@@ -243,9 +250,13 @@ class SubgraphRagRetriever(Retriever):
     def _scorer_name(self) -> str:
         return self.model
 
+    def _question_vector(self, question: str) -> np.ndarray | None:
+        """z_q, or None to let the database embed the question as the model was trained (the topic masked)."""
+        return None
+
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         began = time.perf_counter()
-        vector = embed_question(question)
+        vector = self._question_vector(question)
         embedded = time.perf_counter()
         rows: list[tuple[str, str, str, float]] = []
         predicted, source = None, "no topic entity"
@@ -254,9 +265,7 @@ class SubgraphRagRetriever(Retriever):
             predicted, source = self._predicted_hops(question, kg, [e.span or e.name for e in topic_entities])
             wider = predicted if predicted is not None and predicted > DEFAULT_HOPS else None
             walk_hops = predicted if self.select_walks else None
-            rows = self._scored_rows(
-                question, kg, k, [e.id for e in topic_entities], vector, wider, walk_hops
-            )
+            rows = self._scored_rows(question, kg, k, topic_entities, vector, wider, walk_hops)
         scored = time.perf_counter()
         triplets, scores = dedup_scored(rows, by_score=predicted is None or not self.select_walks)
         evidence = Evidence(
@@ -275,7 +284,7 @@ class SubgraphRagRetriever(Retriever):
                 predicted if self.select_walks else None,
             ),
             latency_ms={
-                "question_embedding": (embedded - began) * 1000,
+                **({"question_embedding": (embedded - began) * 1000} if vector is not None else {}),
                 "in_db_scoring": (scored - embedded) * 1000,
             },
         )

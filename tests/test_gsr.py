@@ -9,6 +9,7 @@ import pytest
 import torch
 from kgqa.core.errors import ModelMissing
 from kgqa.core.metaqa import read_questions
+from kgqa.core.text import mask_topic
 from kgqa.graph.cypher import render
 from kgqa.models.gsr import MASK, ChainModel, gsr_models_dir, masked
 from kgqa.qa.answering import QuestionAnswerer
@@ -25,6 +26,13 @@ RELATIONS = ["directed_by", "written_by", "starred_actors"]
 def test_masking() -> None:
     assert masked("who directed [Kismet]") == "who directed [MASK]"
     assert masked("Who directed Kismet?", ["kismet"]) == "who directed [MASK]?"
+    # the shared rule (same strings as the JUnit QuestionText test)
+    assert mask_topic("who  directed [Kismet] ?", ["x"], "it") == "who directed it ?"
+    assert mask_topic("films of [A] with [B]", None, "it") == "films of it with it"
+    spans = ["nothere", "Kismet"]
+    assert mask_topic("who wrote kismet with kismet", spans, "it") == "who wrote it with kismet"
+    assert mask_topic("no  span here", ["", "Heat"], "it") == "no span here"
+    assert mask_topic("a [x] b", [], "\\1") == "a \\1 b"
 
 
 def test_onnx_agrees_with_torch_and_beam_search_finds_the_trained_chain(tmp_path: Path) -> None:

@@ -133,6 +133,53 @@ def linear_model(models_dir: Path, vectors):  # type: ignore[no-untyped-def]
     shutil.rmtree(target, ignore_errors=True)
 
 
+PATH_MODEL = "kgqa-test-linear-path"
+PATH_CODE = 2 * 2 * DIM  # 2 steps, 2 directions, a relation mixture each
+PATH_INPUT_DIM = 4 * DIM + 2 * (10 + PATH_CODE)
+
+
+@pytest.fixture(scope="module")
+def linear_path_model(models_dir: Path, vectors):  # type: ignore[no-untyped-def]
+    """A linear scorer over rows with 2-step path codes, trained (as it were) on masked questions."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.random.default_rng(11).normal(size=PATH_INPUT_DIM).astype(np.float32) / 10
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["features", "w"], ["col"]),
+            helper.make_node("Reshape", ["col", "flat"], ["scores"]),
+        ],
+        "linear_path_test_scorer",
+        [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["N", PATH_INPUT_DIM])],
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N"])],
+        [
+            numpy_helper.from_array(w.reshape(PATH_INPUT_DIM, 1), "w"),
+            numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    target = models_dir / "subgraphrag" / PATH_MODEL
+    target.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(target / "model.onnx"))
+    meta = {
+        "input_dim": PATH_INPUT_DIM,
+        "embedding_dim": DIM,
+        "dde_rounds_forward": 2,
+        "dde_rounds_reverse": 2,
+        "include_seed": True,
+        "path_steps": 2,
+        "question_mask": "it",
+        "encoder": "all-MiniLM-L6-v2",
+        "hops": 3,
+        "kg": KG,
+    }
+    (target / "meta.json").write_text(json.dumps(meta))
+    yield w
+    shutil.rmtree(target, ignore_errors=True)
+
+
 def _candidates(driver, ids: list[str], config: dict | None = None) -> list[dict]:  # type: ignore[no-untyped-def]
     records = driver.execute_query(
         "CALL kgqa.subgraphrag.candidates($kg, $ids, $config) "
@@ -246,6 +293,69 @@ def test_retrieve_scores_follow_the_feature_contract(driver, tiny_kg, linear_mod
         {"kg": KG, "model": MODEL, "k": 2, "topicEntities": ["kismet"], "questionEmbedding": q.tolist()},
     )
     assert top2 == rows[:2]
+
+
+def test_path_codes_in_the_database_are_the_trainers(driver, tiny_kg, linear_path_model, vectors) -> None:  # type: ignore[no-untyped-def]
+    """kgqa.subgraphrag.retrieve's path codes (Java PathCodes) against the trainer's numpy path_weights over
+    the same candidates, through a linear scorer whose every weight is known."""
+    from kgqa.training.subgraphrag_data import expand_path_codes, path_weights
+
+    q = vectors["question"]
+    for topics in (["Kismet"], ["Golden Earrings", "Portrait of Jennie"]):
+        rows = _retrieve(
+            driver,
+            "ignored",
+            {"kg": KG, "model": PATH_MODEL, "topicEntities": topics, "questionEmbedding": q.tolist()},
+        )
+        candidates = _candidates(driver, topics, {"hops": 3})
+        names = sorted({r["head"] for r in candidates} | {r["tail"] for r in candidates})
+        local = {name: i for i, name in enumerate(names)}
+        heads = np.asarray([local[r["head"]] for r in candidates])
+        rels = np.asarray([RELATIONS.index(r["relation"]) for r in candidates])
+        tails = np.asarray([local[r["tail"]] for r in candidates])
+        weights = path_weights(len(names), heads, rels, tails, [local[t] for t in topics], 2, len(RELATIONS))
+        codes = expand_path_codes(weights, np.stack([vectors[f"rel:{r}"] for r in RELATIONS]))
+        assert np.abs(codes).sum() > 0
+        expected = {}
+        for r in candidates:
+            dde = np.asarray(r["dde"], dtype=np.float32)
+            features = np.concatenate(
+                [
+                    q,
+                    vectors[r["head"]],
+                    vectors[f"rel:{r['relation']}"],
+                    vectors[r["tail"]],
+                    dde[:10],
+                    codes[local[r["head"]]],
+                    dde[10:],
+                    codes[local[r["tail"]]],
+                ]
+            )
+            expected[(r["head"], r["relation"], r["tail"])] = float(features @ linear_path_model)
+        assert len(rows) == len(expected) == 5
+        for r in rows:
+            assert r["score"] == pytest.approx(expected[(r["head"], r["relation"], r["tail"])], abs=1e-4)
+
+
+def test_a_masked_model_embeds_the_question_with_its_topic_masked(  # type: ignore[no-untyped-def]
+    driver, tiny_kg, linear_path_model, models_dir
+) -> None:
+    from kgqa.models.encoder import OnnxEncoder, ensure_encoder
+
+    encoder = OnnxEncoder(ensure_encoder(models_dir.parent))
+    masked = encoder.embed_one("who directed it").tolist()
+    for question, config in (
+        ("who directed [Kismet]", {}),  # the bracket
+        ("who directed kismet", {}),  # the linked words
+        ("who directed Kismet", {"topicEntities": ["Kismet"], "topicSpans": ["Kismet"]}),  # given
+    ):
+        in_db = _retrieve(driver, question, {"kg": KG, "model": PATH_MODEL, **config})
+        given = _retrieve(
+            driver,
+            question,
+            {"kg": KG, "model": PATH_MODEL, "topicEntities": ["Kismet"], "questionEmbedding": masked},
+        )
+        assert [r["score"] for r in in_db] == pytest.approx([r["score"] for r in given], abs=1e-4), question
 
 
 def test_retrieve_embeds_and_links_in_the_database(driver, tiny_kg, linear_model, models_dir) -> None:  # type: ignore[no-untyped-def]

@@ -23,14 +23,19 @@ from kgqa.core.text import without_brackets  # noqa: E402
 from kgqa.retrieve.subgraphrag import SubgraphRagTrace, answer_candidates, dedup_scored  # noqa: E402
 from kgqa.training import subgraphrag as sg  # noqa: E402
 from kgqa.training.subgraphrag_data import (  # noqa: E402
+    ChainLabels,
     DdeLayout,
     KgIndex,
     LocalGraph,
+    chain_labels,
     dde_codes,
     dde_entity_dim,
+    expand_path_codes,
     feature_rows,
     input_dim,
     local_subgraph,
+    path_slots,
+    path_weights,
     shortest_path_labels,
     split_questions,
 )
@@ -67,6 +72,62 @@ def test_labels_several_topics_and_unreachable_answers() -> None:
     # answer 3 from topics 0 and 1 (each its own shortest paths); answer 5 is not connected
     assert _labels(triples, 6, [0, 1], [3, 5]) == [True, True, True, False]
     assert _labels(triples, 6, [0], []) == [False] * 4
+
+
+def _chain(
+    triples: list[tuple[int, int, int]], n: int, topics: list[int], answers: list[int], **kw: int
+) -> ChainLabels:
+    heads = np.asarray([h for h, _, _ in triples])
+    rels = np.asarray([r for _, r, _ in triples])
+    tails = np.asarray([t for _, _, t in triples])
+    return chain_labels(n, heads, rels, tails, topics, answers, **kw)
+
+
+# MetaQA-shaped: film 0 (topic) written by 1 (r0) and directed by 2 (r1); 1 also wrote film 3 and
+# directed film 4; 3 is directed by 5, 4 by 6; film 7 is also directed by 2 and shares writer... nothing.
+# "Who directed the films written by the writer of 0?" = 0 -r0> 1 <r0- 3 -r1> 5 (and 0 itself, excluded).
+WRITER_DIRECTOR = [(0, 0, 1), (0, 1, 2), (3, 0, 1), (4, 1, 1), (3, 1, 5), (4, 1, 6), (7, 1, 2), (7, 0, 5)]
+
+
+def test_chain_labels_keep_the_chain_that_explains_the_answers_not_a_shorter_route() -> None:
+    # answer 5 is also 3 steps away via 0 -r1> 2 <r1- 7 -r0> 5, but that chain also reaches nothing else
+    # here, so both chains fit; the shortest route 0-1-3-5 is the written-by chain's own walk.
+    got = _chain(WRITER_DIRECTOR, 8, [0], [5], length=3)
+    assert got.fallback is None and got.f1 == 1.0
+    assert set(got.chains) == {((0, ">"), (0, "<"), (1, ">")), ((1, ">"), (1, "<"), (0, ">"))}
+    assert got.labels.tolist() == [True, True, True, False, True, False, True, True]
+
+
+def test_chain_labels_a_wider_chain_loses_to_the_exact_one() -> None:
+    # answers 5 and 6 = directors of every film of person 1 (as writer r0 or as director r1):
+    # 0 -r0> 1 <r0- 3 -r1> 5 reaches 5 only (F1 2/3); 0 -r0> 1 <r1- 4 -r1> 6 reaches 6 only; no chain
+    # reaches both, so the two tie and both label; the route through 2 and 7 reaches 5 too (F1 2/3).
+    got = _chain(WRITER_DIRECTOR, 8, [0], [5, 6], length=3)
+    assert got.f1 == pytest.approx(2 / 3)
+    assert ((0, ">"), (1, "<"), (1, ">")) in got.chains
+    assert got.labels[[0, 3, 5]].all()  # the walk to 6
+
+
+def test_chain_labels_without_a_length_prefer_the_shorter_chain_on_a_tie() -> None:
+    triples = [(0, 0, 1), (1, 1, 2), (0, 2, 3), (3, 3, 1)]
+    got = _chain(triples, 4, [0], [1])
+    assert got.chains == (((0, ">"),),)
+    assert got.labels.tolist() == [True, False, False, False]
+
+
+def test_chain_labels_never_walk_back_over_a_triple_or_into_the_topic() -> None:
+    # 0 -r0> 1; the only 2-step walk back to the topic is excluded, so nothing of length 2 reaches 1 again
+    triples = [(0, 0, 1), (1, 1, 2)]
+    got = _chain(triples, 3, [0], [1], length=2)
+    assert got.fallback == "no chain reaches an answer"
+    assert got.labels.tolist() == [True, False]  # the shortest-path labels
+
+
+def test_chain_labels_fall_back_when_the_walks_explode() -> None:
+    star = [(0, 0, i) for i in range(1, 50)] + [(i, 1, 50 + i) for i in range(1, 50)]
+    got = _chain(star, 100, [0], [51], length=2, max_walks=60)
+    assert got.fallback is not None and got.fallback.startswith("more than 60 walks")
+    assert got.labels.sum() == 2
 
 
 # --- DDE reference ---
@@ -138,16 +199,18 @@ def _toy_index(n_entities: int = 12, n_relations: int = 3, dim: int = 384, seed:
     return KgIndex("toy", ids, ids, unit(n_entities), relations, unit(n_relations))
 
 
-def _toy_examples(index: KgIndex, include_seed: bool, n_questions: int = 24, seed: int = 1) -> sg.ExampleSet:
+def _toy_examples(
+    index: KgIndex, include_seed: bool, n_questions: int = 24, seed: int = 1, path_steps: int = 0
+) -> sg.ExampleSet:
     rng = np.random.default_rng(seed)
     n = len(index.entity_ids)
     heads = rng.integers(0, n, 60)
     tails = (heads + rng.integers(1, n, 60)) % n
-    graph = LocalGraph(heads, rng.integers(0, 3, 60).astype(np.int32), tails, n)
+    graph = LocalGraph(heads, rng.integers(0, 3, 60).astype(np.int32), tails, n, 3)
     parts = []
     for q in range(n_questions):
         topic = int(rng.integers(0, n))
-        sub = local_subgraph(graph, [topic], 2, DdeLayout(include_seed))
+        sub = local_subgraph(graph, [topic], 3, DdeLayout(include_seed, path_steps=path_steps))
         labels = shortest_path_labels(
             sub.entities.size,
             sub.heads,
@@ -159,18 +222,25 @@ def _toy_examples(index: KgIndex, include_seed: bool, n_questions: int = 24, see
     return sg.ExampleSet.concat(parts, 10 if include_seed else 8)
 
 
-@pytest.mark.parametrize(("include_seed", "question_relation"), [(True, False), (False, False), (True, True)])
-def test_decomposed_forward_equals_plain_forward(include_seed: bool, question_relation: bool) -> None:
+@pytest.mark.parametrize(
+    ("include_seed", "question_relation", "path_steps"),
+    [(True, False, 0), (False, False, 0), (True, True, 0), (True, False, 2), (True, True, 1)],
+)
+def test_decomposed_forward_equals_plain_forward(
+    include_seed: bool, question_relation: bool, path_steps: int
+) -> None:
     torch.manual_seed(0)
     index = _toy_index()
-    examples = _toy_examples(index, include_seed)
+    examples = _toy_examples(index, include_seed, path_steps=path_steps)
     questions = np.random.default_rng(3).normal(size=(len(examples), 384)).astype(np.float32)
     tensors = sg._Tensors(
         torch.from_numpy(questions),
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = sg.TripleScorer(384, 10 if include_seed else 8, 32, question_relation)
+    model = sg.TripleScorer(384, 10 if include_seed else 8, 32, question_relation, path_slots(path_steps))
+    if path_steps:
+        assert int(examples.path_width) == path_slots(path_steps) * 3 and examples.path_data.size > 0
     parts = sg.score_examples(model, examples, tensors, batch_questions=5)
     for i in range(len(examples)):
         sub, _labels = examples.subgraph(i)
@@ -269,6 +339,50 @@ def test_question_relation_model_exports_and_splits_like_torch(tmp_path: Path) -
     assert add_parts(target) == target / PARTS_FILE
 
 
+def test_a_path_code_model_exports_and_splits_like_torch() -> None:
+    torch.manual_seed(0)
+    index = _toy_index()
+    train = _toy_examples(index, True, 40, seed=1, path_steps=2)
+    val = _toy_examples(index, True, 12, seed=2, path_steps=2)
+    questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
+    tensors = sg._Tensors(
+        torch.from_numpy(questions),
+        torch.from_numpy(index.entity_vectors),
+        torch.from_numpy(index.relation_vectors),
+    )
+    model = sg.TripleScorer(384, 10, 16, path_slots=path_slots(2))
+    assert model.input_dim == input_dim(DdeLayout(True, path_steps=2)) == 4 * 384 + 2 * (10 + 4 * 384)
+    sg.fit(model, train, val, tensors, sg.TrainConfig(epochs=2, batch_questions=8), log=lambda _m: None)
+    rows = sg.check_rows(model, val, index, questions)
+    assert rows.shape[1] == model.input_dim
+    assert sg.check_onnx(sg.to_onnx(model), model, rows) <= 1e-5
+    _parts, parts_diff = sg.split_first_layer(model, rows)
+    assert parts_diff <= 1e-5
+    # the path codes matter: zeroing them changes the scores
+    with torch.no_grad():
+        full = model(torch.from_numpy(rows)).numpy()
+        cut = rows.copy()
+        cut[:, 4 * 384 + 10 : 4 * 384 + 10 + 4 * 384] = 0
+        assert np.abs(model(torch.from_numpy(cut)).numpy() - full).max() > 1e-4
+
+
+def test_path_weights_average_the_routes_per_step_and_direction() -> None:
+    # The graph of the JUnit PathCodesTest: topic 0; 0 -r0-> 1; 2 -r1-> 1; 0 -r2-> 3; 3 -r1-> 2.
+    heads, rels, tails = np.asarray([0, 2, 0, 3]), np.asarray([0, 1, 2, 1]), np.asarray([1, 1, 3, 2])
+    weights = path_weights(4, heads, rels, tails, [0], 2, 3)
+    assert weights.shape == (4, 12)
+    assert weights[0].nnz == 0
+    assert weights[1].toarray().nonzero()[1].tolist() == [0]
+    node2 = weights[2].toarray()[0]
+    assert node2.nonzero()[0].tolist() == [0, 2, 7, 10] and np.allclose(node2[[0, 2, 7, 10]], 0.5)
+    vectors = np.asarray([[1, 0], [0, 1], [2, 2]], dtype=np.float32)
+    expanded = expand_path_codes(weights, vectors)
+    np.testing.assert_allclose(expanded[2], [1.5, 1, 0, 0, 0, 0.5, 0, 0.5])
+    # one step only: farther entities inherit the first step's relations
+    chain = path_weights(5, np.asarray([0, 1, 2]), np.asarray([0, 0, 0]), np.asarray([1, 2, 3]), [0], 1, 1)
+    assert [chain[v].toarray()[0].tolist() for v in range(5)] == [[0, 0], [1, 0], [1, 0], [1, 0], [0, 0]]
+
+
 def test_sample_rows_keeps_positives() -> None:
     index = _toy_index()
     examples = _toy_examples(index, True, 5)
@@ -360,7 +474,11 @@ def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_c
     assert result.returncode == 0, result.stderr
     directory = sg.model_dir("pytest-tiny")
     meta = json.loads((directory / "meta.json").read_text())
-    assert meta["input_dim"] == 4 * 384 + 28 and meta["include_seed"] is True and meta["kg"] == "metaqa"
+    # the defaults: 3+3 DDE rounds (14 per entity), 2-step path codes (4 relation mixtures per entity),
+    # chain labels, the topic masked in z_q
+    assert meta["input_dim"] == 4 * 384 + 2 * (14 + 4 * 384)
+    assert meta["include_seed"] is True and meta["kg"] == "metaqa" and meta["path_steps"] == 2
+    assert meta["labels"] == "chain" and meta["question_mask"] == "it"
     assert meta["onnx_max_abs_diff"] <= 1e-5 and 0.0 <= meta["best_dev_recall@100"] <= 1.0
     assert (directory / "parts.onnx").is_file() and meta["parts_max_abs_diff"] <= 1e-5
     assert "kgqa.subgraphrag.retrieve" in _procedures(driver)

@@ -5,11 +5,14 @@ Data flow (``kgqa train subgraphrag``):
 1. MetaQA dev questions are split by question (fixed seed, per hop) into train / validation / holdout. Test is
    never read. Holdout is never trained or tuned on; the benchmark reports it as "dev".
 2. For each question the candidate subgraph and its DDE come from ``kgqa.subgraphrag.candidates`` (the same
-   code the in-database scorer uses), the weak labels from ``shortest_path_labels``. Training questions keep
-   all positives and a sample of negatives (half uniform, half "hard": touching a topic entity or sharing a
-   positive's relation); validation questions keep every candidate. Features are cached per configuration
+   code the in-database scorer uses), with path codes (``path_weights``: by which relations each entity is
+   reached), the weak labels from ``chain_labels`` (the walks of the relation chains that best explain the
+   answers; ``--labels shortest``: the paper's shortest paths). Training questions keep all positives and a
+   sample of negatives (half uniform, half "hard": touching a topic entity or sharing a positive's
+   relation); validation questions keep every candidate. Features are cached per configuration
    under ``KGQA_HOME/cache/subgraphrag/<kg>/``; the 384-d embeddings come from one cached fetch per KG.
-3. The MLP Linear → ReLU → Linear → 1 over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail] is trained
+3. The MLP Linear → ReLU → Linear → 1 over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ code_head ‖ code_tail] (z_q of
+   the question with its topic entity masked; an entity's code is its DDE and path code) is trained
    with BCE (positives up-weighted by the negative:positive ratio, capped), Adam, early stopping on validation
    triple recall@100. Training evaluates the first layer by parts (each entity, relation and question
    projected once per batch, then summed per row); that is the same function as the plain MLP, and the test
@@ -38,7 +41,7 @@ import torch
 from kgqa.core.config import shared_data_dir
 from kgqa.core.errors import KgqaError
 from kgqa.core.metaqa import HOPS, MetaqaQuestion, read_questions
-from kgqa.core.text import without_brackets
+from kgqa.core.text import mask_topic, without_brackets
 from kgqa.models.encoder import embed
 from kgqa.models.registry import subgraphrag_model_dir, subgraphrag_models_dir
 from kgqa.training.scorer_onnx import (
@@ -54,12 +57,14 @@ from kgqa.training.subgraphrag_data import (
     DDE_ROUNDS_REVERSE,
     DEFAULT_MAX_CANDIDATES,
     EMBEDDING_DIM,
+    PATH_STEPS,
     DdeLayout,
     KgIndex,
     LocalGraph,
     Subgraph,
     _atomic_save_npz,
     cache_dir,
+    chain_labels,
     check_reference_parity,
     dde_entity_dim,
     feature_rows,
@@ -68,16 +73,18 @@ from kgqa.training.subgraphrag_data import (
     load_kg_index,
     load_local_graph,
     local_subgraph,
+    path_slots,
     question_ids,
     shortest_path_labels,
     split_questions,
 )
 from neo4j import Driver
+from scipy import sparse
 from torch import nn
 from tqdm import tqdm
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
-FEATURE_CACHE_VERSION = 2
+FEATURE_CACHE_VERSION = 3  # 3: path codes stored with the examples
 ONNX_TOLERANCE = 1e-5
 RECALL_AT = 100
 PARITY_QUESTIONS = 24
@@ -98,6 +105,8 @@ class TrainConfig:
     include_seed: bool = True
     dde_forward: int = DDE_ROUNDS_FORWARD  # DDE rounds along the triples (SubgraphRAG's num_rounds)
     dde_reverse: int = DDE_ROUNDS_REVERSE  # and against them (num_reverse_rounds)
+    # Steps of the path code in each entity code (by which relations the entity is reached; 0: DDE only).
+    path_steps: int = PATH_STEPS
     epochs: int = 12
     limit: int | None = None  # training questions per hop (None: all of the train part)
     val_questions: int = 300  # validation questions per hop for early stopping
@@ -109,6 +118,12 @@ class TrainConfig:
     patience: int = 3
     seed: int = 13
     max_candidates: int = DEFAULT_MAX_CANDIDATES
+    # Weak labels: "chain", the walks of the relation chains that best explain the answers (chain_labels,
+    # of the question's hop count); "shortest", every shortest topic-answer path (the paper's).
+    labels: str = "chain"
+    # The word z_q reads in place of the topic entity (None: the whole question, brackets removed). Masked,
+    # the embedding carries the question's relation words instead of a film title.
+    question_mask: str | None = "it"
     # "db": every question through kgqa.subgraphrag.candidates; "local": the numpy reference of the same
     # definition; "auto": local, after checking on PARITY_QUESTIONS questions that the procedure agrees.
     source: str = "auto"
@@ -120,7 +135,7 @@ class TrainConfig:
 
     @property
     def dde(self) -> DdeLayout:
-        return DdeLayout(self.include_seed, self.dde_forward, self.dde_reverse)
+        return DdeLayout(self.include_seed, self.dde_forward, self.dde_reverse, self.path_steps)
 
 
 @dataclass
@@ -142,15 +157,26 @@ class TripleScorer(nn.Module):
     mostly a wrong relation scored first, bench/results/subgraphrag/misses-dev.md)."""
 
     def __init__(
-        self, embedding_dim: int, dde_dim: int, hidden: int, question_relation: bool = False
+        self,
+        embedding_dim: int,
+        dde_dim: int,
+        hidden: int,
+        question_relation: bool = False,
+        path_slots: int = 0,
     ) -> None:
         super().__init__()
         self.embedding_dim = embedding_dim
         self.dde_dim = dde_dim  # per entity
+        self.path_slots = path_slots  # relation mixtures per entity code (2 per path step)
         self.question_relation = question_relation
-        width = (5 if question_relation else 4) * embedding_dim + 2 * dde_dim
+        width = (5 if question_relation else 4) * embedding_dim + 2 * self.code_dim
         self.hidden = nn.Linear(width, hidden)
         self.out = nn.Linear(hidden, 1)
+
+    @property
+    def code_dim(self) -> int:
+        """Width of one entity's code in a feature row: DDE, then the path code's relation mixtures."""
+        return self.dde_dim + self.path_slots * self.embedding_dim
 
     @property
     def input_dim(self) -> int:
@@ -175,27 +201,45 @@ class TripleScorer(nn.Module):
         row_head: torch.Tensor,
         row_relation: torch.Tensor,
         row_tail: torch.Tensor,
+        entity_path: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """``forward`` of rows given by index. Row i is [questions[row_question[i]] ‖ z[row_head[i]] ‖
-        relation_vectors[row_relation[i]] ‖ z[row_tail[i]] ‖ entity_dde[row_head[i]] ‖
-        entity_dde[row_tail[i]]] where ``entity_projection`` = ``self.entity_projection(z)``. Each distinct
-        part meets the first layer once: a few times faster than building the rows."""
-        d, e = self.embedding_dim, self.dde_dim
+        relation_vectors[row_relation[i]] ‖ z[row_tail[i]] ‖ code[row_head[i]] ‖ code[row_tail[i]]] where
+        ``entity_projection`` = ``self.entity_projection(z)`` and an entity's code is its ``entity_dde`` row
+        followed by its path code, given as relation weights (``entity_path``, sparse [U, slots·R]) and mixed
+        from ``relation_vectors`` here. Each distinct part meets the first layer once: a few times faster than
+        building the rows."""
+        d, e, c = self.embedding_dim, self.dde_dim, self.code_dim
         hidden = self.hidden.out_features
         weight = self.hidden.weight
         w_q, w_r = weight[:, :d], weight[:, 2 * d : 3 * d]
-        w_dh, w_dt = weight[:, 4 * d : 4 * d + e], weight[:, 4 * d + e : 4 * d + 2 * e]
+        head_code, tail_code = weight[:, 4 * d : 4 * d + c], weight[:, 4 * d + c : 4 * d + 2 * c]
         q = questions @ w_q.T
         r = relation_vectors @ w_r.T
-        as_head = entity_projection[:, :hidden] + entity_dde @ w_dh.T
-        as_tail = entity_projection[:, hidden:] + entity_dde @ w_dt.T
+        as_head = entity_projection[:, :hidden] + entity_dde @ head_code[:, :e].T
+        as_tail = entity_projection[:, hidden:] + entity_dde @ tail_code[:, :e].T
+        if self.path_slots:
+            if entity_path is None:
+                raise ValueError("this scorer reads path codes; entity_path is required")
+            as_head = as_head + self._path_part(entity_path, head_code[:, e:], relation_vectors)
+            as_tail = as_tail + self._path_part(entity_path, tail_code[:, e:], relation_vectors)
         pre = q[row_question] + as_head[row_head] + r[row_relation] + as_tail[row_tail] + self.hidden.bias
         if self.question_relation:
             # one product per (question, relation) pair, not per row: a batch has a handful of each
-            w_qr = weight[:, 4 * d + 2 * e :]
+            w_qr = weight[:, 4 * d + 2 * c :]
             pairs = (questions[:, None, :] * relation_vectors[None, :, :]) @ w_qr.T  # [Q, R, hidden]
             pre = pre + pairs[row_question, row_relation]
         return self.out(torch.relu(pre)).squeeze(-1)
+
+    def _path_part(
+        self, entity_path: torch.Tensor, w_path: torch.Tensor, relation_vectors: torch.Tensor
+    ) -> torch.Tensor:
+        """W_path · (each slot's relation mixture) per entity: the relation vectors meet the weights once per
+        (slot, relation), then the sparse weights sum them."""
+        hidden, d = w_path.shape[0], self.embedding_dim
+        slots = w_path.reshape(hidden, self.path_slots, d)
+        per_relation = torch.einsum("hkd,rd->krh", slots, relation_vectors)
+        return torch.sparse.mm(entity_path, per_relation.reshape(-1, hidden))
 
 
 # --- examples ---------------------------------------------------------------------------------------------
@@ -217,12 +261,32 @@ class ExampleSet:
     labels: np.ndarray  # bool [sum N]
     positives: np.ndarray  # int64 [Q] positives in the full candidate set
     candidates: np.ndarray  # int64 [Q] size of the full candidate set
+    # The entities' path weights as one csr matrix [sum U, path_width] (path_width 0: no path codes).
+    path_indptr: np.ndarray  # int64 [sum U + 1]
+    path_indices: np.ndarray  # int32 [nnz]
+    path_data: np.ndarray  # float32 [nnz]
+    path_width: np.ndarray  # int64 [] columns of the path weights
 
     def __len__(self) -> int:
         return int(self.question_rows.size)
 
+    def path_rows(self, e0: int, e1: int) -> sparse.csr_matrix | None:
+        """Path weights of the entities e0..e1 (None when these examples have no path codes)."""
+        width = int(self.path_width)
+        if width == 0:
+            return None
+        start, stop = self.path_indptr[e0], self.path_indptr[e1]
+        return sparse.csr_matrix(
+            (
+                self.path_data[start:stop],
+                self.path_indices[start:stop],
+                self.path_indptr[e0 : e1 + 1] - start,
+            ),
+            shape=(e1 - e0, width),
+        )
+
     def subgraph(self, i: int) -> tuple[Subgraph, np.ndarray]:
-        e0, e1 = self.entity_offsets[i], self.entity_offsets[i + 1]
+        e0, e1 = int(self.entity_offsets[i]), int(self.entity_offsets[i + 1])
         r0, r1 = self.row_offsets[i], self.row_offsets[i + 1]
         sub = Subgraph(
             self.entities[e0:e1],
@@ -231,6 +295,7 @@ class ExampleSet:
             self.relations[r0:r1],
             self.tails[r0:r1],
             np.zeros(0, np.int32),
+            self.path_rows(e0, e1),
         )
         return sub, self.labels[r0:r1]
 
@@ -256,6 +321,15 @@ class ExampleSet:
                 return np.concatenate(arrays).astype(dtype, copy=False)
             return np.zeros((0, width) if width else 0, dtype=dtype)
 
+        paths = [p[2].path for p in parts]
+        width = paths[0].shape[1] if paths and paths[0] is not None else 0
+        if width and any(p is None or p.shape[1] != width for p in paths):
+            raise ValueError("examples mix subgraphs with and without path codes")
+        stacked = (
+            sparse.vstack(paths, format="csr")
+            if width
+            else sparse.csr_matrix((sum(p[2].entities.size for p in parts), 0))
+        )
         return cls(
             question_rows=np.asarray([p[0] for p in parts], dtype=np.int64),
             hops=np.asarray([p[1] for p in parts], dtype=np.int64),
@@ -269,6 +343,10 @@ class ExampleSet:
             labels=cat([p[3] for p in parts], bool),
             positives=np.asarray([p[4] for p in parts], dtype=np.int64),
             candidates=np.asarray([p[5] for p in parts], dtype=np.int64),
+            path_indptr=stacked.indptr.astype(np.int64),
+            path_indices=stacked.indices.astype(np.int32),
+            path_data=stacked.data.astype(np.float32),
+            path_width=np.asarray(width, dtype=np.int64),
         )
 
 
@@ -309,8 +387,10 @@ def build_examples(
     seed: int,
     workers: int = 2,
     desc: str = "features",
+    labelling: str = "chain",
 ) -> ExampleSet:
-    """Candidate subgraphs + weak labels for ``questions``; ``negatives=None`` keeps every candidate.
+    """Candidate subgraphs + weak labels (``labelling``: chain or shortest) for ``questions``;
+    ``negatives=None`` keeps every candidate.
 
     Questions whose topic entity is unknown or whose answers have no path in the candidates are dropped
     from training (negatives given) but kept, with zero positives, for validation.
@@ -323,9 +403,7 @@ def build_examples(
             return None
         subgraph = source(topic_ids, candidate_hops(config_hops, question.hops))
         answers = np.flatnonzero(np.isin(subgraph.entities, question_ids(index, question.answers)))
-        labels = shortest_path_labels(
-            subgraph.entities.size, subgraph.heads, subgraph.tails, subgraph.topics.tolist(), answers.tolist()
-        )
+        labels = weak_labels(subgraph, answers, question.hops, labelling)
         n_pos, n_all = int(labels.sum()), int(labels.size)
         if negatives is not None:
             if n_pos == 0:
@@ -342,6 +420,23 @@ def build_examples(
             if result is not None:
                 parts.append(result)
     return ExampleSet.concat(parts, dde_entity_dim(dde))
+
+
+LABELLINGS = ("chain", "shortest")
+
+
+def weak_labels(subgraph: Subgraph, answers: np.ndarray, hops: int, labelling: str) -> np.ndarray:
+    """The weak labels of one question's candidates (see ``TrainConfig.labels``)."""
+    topics, answer_list = subgraph.topics.tolist(), answers.tolist()
+    n = subgraph.entities.size
+    if labelling == "shortest":
+        return shortest_path_labels(n, subgraph.heads, subgraph.tails, topics, answer_list)
+    if labelling == "chain":
+        found = chain_labels(
+            n, subgraph.heads, subgraph.relations, subgraph.tails, topics, answer_list, length=hops
+        )
+        return found.labels
+    raise KgqaError(f"unknown labelling {labelling!r} (choose from {', '.join(LABELLINGS)})")
 
 
 def _cache_key(payload: dict[str, Any]) -> str:
@@ -371,9 +466,15 @@ def cached_examples(path_key: dict[str, Any], kg: str, build: Callable[[], Examp
     return examples
 
 
-def question_vectors(texts: Sequence[str], kg: str) -> np.ndarray:
+def question_text(question: str, mask: str | None) -> str:
+    """What z_q embeds: the question with its [bracketed] topic replaced by ``mask`` (the database masks the
+    linked words the same way, ``QuestionText.maskTopic``), or without a mask its brackets removed."""
+    return mask_topic(question, None, mask) if mask else without_brackets(question)
+
+
+def question_vectors(texts: Sequence[str], kg: str, mask: str | None = None) -> np.ndarray:
     """Question embeddings (the encoder the loader embedded the KG with), cached by content."""
-    normalised = [without_brackets(t) for t in texts]
+    normalised = [question_text(t, mask) for t in texts]
     path = cache_dir(kg) / f"questions-{_cache_key({'texts': normalised, 'encoder': ENCODER_NAME})}.npy"
     if path.exists():
         return np.load(path)
@@ -410,12 +511,16 @@ def _batch(
     """Logits, labels and batch position of the rows of questions ``picks``; ``projection`` is a precomputed
     ``model.entity_projection`` of every KG entity (scoring without gradients)."""
     ent_parts, dde_parts, heads, rels, tails, qs, labels = [], [], [], [], [], [], []
+    path_parts: list[sparse.csr_matrix] = []
     slot = 0
     for b, i in enumerate(picks):
-        e0, e1 = examples.entity_offsets[i], examples.entity_offsets[i + 1]
+        e0, e1 = int(examples.entity_offsets[i]), int(examples.entity_offsets[i + 1])
         r0, r1 = examples.row_offsets[i], examples.row_offsets[i + 1]
         ent_parts.append(examples.entities[e0:e1])
         dde_parts.append(examples.entity_dde[e0:e1])
+        path = examples.path_rows(e0, e1)
+        if path is not None:
+            path_parts.append(path)
         heads.append(examples.heads[r0:r1].astype(np.int64) + slot)
         tails.append(examples.tails[r0:r1].astype(np.int64) + slot)
         rels.append(examples.relations[r0:r1].astype(np.int64))
@@ -434,6 +539,15 @@ def _batch(
     def cat(parts: list[np.ndarray]) -> torch.Tensor:
         return torch.from_numpy(np.concatenate(parts))
 
+    entity_path = None
+    if path_parts:
+        coo = sparse.vstack(path_parts, format="coo")
+        entity_path = torch.sparse_coo_tensor(
+            torch.from_numpy(np.vstack([coo.row, coo.col]).astype(np.int64)),
+            torch.from_numpy(coo.data.astype(np.float32)),
+            size=coo.shape,
+            check_invariants=False,  # built from a valid scipy matrix
+        )
     logits = model.forward_parts(
         question_vectors,
         entity_projection,
@@ -443,6 +557,7 @@ def _batch(
         cat(heads),
         cat(rels),
         cat(tails),
+        entity_path,
     )
     return logits, torch.from_numpy(np.concatenate(labels)), cat(qs)
 
@@ -639,7 +754,7 @@ def check_rows(
     random = rng.normal(0, 0.1, size=(256, model.input_dim)).astype(np.float32)
     if model.question_relation:  # a real row's last block is the product of its question and relation blocks
         d = model.embedding_dim
-        random[:, 4 * d + 2 * model.dde_dim :] = random[:, :d] * random[:, 2 * d : 3 * d]
+        random[:, 4 * d + 2 * model.code_dim :] = random[:, :d] * random[:, 2 * d : 3 * d]
     rows.append(random)
     rows.append(np.zeros((1, model.input_dim), dtype=np.float32))
     return np.concatenate(rows)
@@ -649,13 +764,13 @@ def split_first_layer(model: TripleScorer, rows: np.ndarray) -> tuple[bytes, flo
     """``parts.onnx`` for ``model`` (see :mod:`kgqa.training.scorer_onnx`) and its max difference from
     torch over ``rows``; KgqaError above the ONNX tolerance."""
     params = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
-    parts = parts_onnx(params, model.embedding_dim, model.dde_dim, model.question_relation)
+    parts = parts_onnx(params, model.embedding_dim, model.code_dim, model.question_relation)
     model.eval()
     with torch.no_grad():
         full = model(torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32))).numpy()
     try:
         worst = check_parts(
-            parts, full, rows, model.embedding_dim, model.dde_dim, ONNX_TOLERANCE, model.question_relation
+            parts, full, rows, model.embedding_dim, model.code_dim, ONNX_TOLERANCE, model.question_relation
         )
     except ValueError as exc:
         raise KgqaError(f"{exc}; model not installed") from exc
@@ -745,6 +860,8 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
     """Builds features, trains, exports, checks and installs one model; returns its directory and meta."""
     if config.hops < 1:
         raise KgqaError(f"--hops must be at least 1, got {config.hops}")
+    if config.labels not in LABELLINGS:
+        raise KgqaError(f"--labels must be one of {', '.join(LABELLINGS)}, got {config.labels!r}")
     if config.epochs < 1:
         raise KgqaError(f"--epochs must be at least 1, got {config.epochs}")
     if config.limit is not None and config.limit < 1:
@@ -772,7 +889,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         f"({len(hold_q)} held out for the benchmark)"
     )
     texts = [q.question for q in train_q + val_q]
-    vectors = question_vectors(texts, config.kg)
+    vectors = question_vectors(texts, config.kg, config.question_mask)
     source = make_source(driver, index, config)
     if config.source == "auto":
         step = max(1, len(val_q) // PARITY_QUESTIONS)
@@ -798,9 +915,11 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "hops": config.hops,
         "seed_dde": config.include_seed,
         "dde_rounds": [config.dde_forward, config.dde_reverse],
+        "path_steps": config.path_steps,
         "max": config.max_candidates,
         "seed": config.seed,
         "source": "db" if config.source == "db" else "reference",
+        "labels": config.labels,
     }
     train_rows, val_rows = range(len(train_q)), range(len(train_q), len(texts))
     train = cached_examples(
@@ -817,6 +936,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
             config.seed,
             config.workers,
             desc="training features",
+            labelling=config.labels,
         ),
     )
     val = cached_examples(
@@ -833,6 +953,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
             config.seed,
             config.workers,
             desc="validation features",
+            labelling=config.labels,
         ),
     )
     if len(train) == 0:
@@ -849,7 +970,13 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = TripleScorer(EMBEDDING_DIM, dde_entity_dim(config.dde), config.hidden, config.question_relation)
+    model = TripleScorer(
+        EMBEDDING_DIM,
+        dde_entity_dim(config.dde),
+        config.hidden,
+        config.question_relation,
+        path_slots(config.path_steps),
+    )
     history = fit(model, train, val, tensors, config, log)
     best = next(row for row in history if row["selected"])
     model_bytes = to_onnx(model)
@@ -865,11 +992,13 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "embedding_dim": EMBEDDING_DIM,
         "dde_rounds_forward": config.dde_forward,
         "dde_rounds_reverse": config.dde_reverse,
+        "path_steps": config.path_steps,
         "include_seed": config.include_seed,
         "encoder": ENCODER_NAME,
         "hops": config.hops,
         "kg": config.kg,
         "max_candidates": config.max_candidates,
+        "labels": config.labels,
         "hidden": config.hidden,
         "seed": config.seed,
         "data_files": [str(data_dir / f"{h}-hop" / "vanilla" / "qa_dev.txt") for h in (1, 2, 3)],
@@ -880,7 +1009,12 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
             "fractions": {"validation": 0.1, "holdout": 0.1},
             "by": "question, per hop, seeded",
         },
-        "question_text": "brackets removed (kgqa.core.text.without_brackets)",
+        "question_mask": config.question_mask,
+        "question_text": (
+            f"topic entity replaced by {config.question_mask!r} (kgqa.core.text.mask_topic)"
+            if config.question_mask
+            else "brackets removed (kgqa.core.text.without_brackets)"
+        ),
         "epochs": len(history),
         "epochs_max": config.epochs,
         "best_epoch": int(best["epoch"]),

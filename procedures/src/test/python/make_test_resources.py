@@ -11,7 +11,7 @@ Writes under procedures/src/test/resources/:
   feature layout it expects. input_dim = 4 * 4 + 2 * 10 (DDE with the seed) = 36.
 * ``models/subgraphrag/tiny-mlp/{model.onnx, parts.onnx, meta.json}``: a seeded small MLP scorer and its
   first layer in parts, for the test that scoring by parts equals the whole model; ``tiny-mlp-qr`` the same
-  with the z_q ⊙ z_rel feature block.
+  with the z_q ⊙ z_rel feature block, ``tiny-mlp-path`` with 2-step path codes in each entity code.
 * ``models/encoder/tiny-encoder/{model.onnx, vocab.txt, encoder.json}``: a toy "transformer" whose
   last_hidden_state is a lookup of a 4-d vector per token id (``table[id] = [id, 1, id % 2, -1]``), to test
   the Java tokenise -> ONNX -> mean pool -> L2 normalise path without the 90 MB real model.
@@ -97,15 +97,17 @@ def tiny_scorer() -> None:
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
-def tiny_mlp(name: str = "tiny-mlp", question_relation: bool = False) -> None:
+def tiny_mlp(name: str = "tiny-mlp", question_relation: bool = False, path_steps: int = 0) -> None:
     """``models/subgraphrag/<name>``: a seeded Linear(input, 8) -> ReLU -> Linear(8, 1) scorer with its
     ``parts.onnx`` (kgqa.training.scorer_onnx), to check that scoring by parts equals the whole model. With
-    ``question_relation`` the feature row ends with z_q ⊙ z_rel (input 40 instead of 36)."""
+    ``question_relation`` the feature row ends with z_q ⊙ z_rel (input 40 instead of 36); with ``path_steps``
+    each entity code adds 2 · path_steps relation mixtures of 4 numbers (input 68 for 2 steps)."""
     from kgqa.training.scorer_onnx import parts_onnx, whole_onnx
 
     rng = np.random.default_rng(7)
     hidden = 8
-    input_dim = INPUT_DIM + (EMBEDDING_DIM if question_relation else 0)
+    path_dim = 2 * path_steps * EMBEDDING_DIM
+    input_dim = INPUT_DIM + (EMBEDDING_DIM if question_relation else 0) + 2 * path_dim
     params = {
         "hidden.weight": rng.normal(0, 0.5, size=(hidden, input_dim)).astype(np.float32),
         "hidden.bias": rng.normal(0, 0.1, size=hidden).astype(np.float32),
@@ -115,8 +117,8 @@ def tiny_mlp(name: str = "tiny-mlp", question_relation: bool = False) -> None:
     out = RESOURCES / "models" / "subgraphrag" / name
     out.mkdir(parents=True, exist_ok=True)
     (out / "model.onnx").write_bytes(whole_onnx(params))
-    dde_dim = (INPUT_DIM - 4 * EMBEDDING_DIM) // 2
-    (out / "parts.onnx").write_bytes(parts_onnx(params, EMBEDDING_DIM, dde_dim, question_relation))
+    code_dim = (INPUT_DIM - 4 * EMBEDDING_DIM) // 2 + path_dim
+    (out / "parts.onnx").write_bytes(parts_onnx(params, EMBEDDING_DIM, code_dim, question_relation))
     meta: dict[str, object] = {
         "input_dim": input_dim,
         "embedding_dim": EMBEDDING_DIM,
@@ -128,6 +130,8 @@ def tiny_mlp(name: str = "tiny-mlp", question_relation: bool = False) -> None:
     }
     if question_relation:
         meta["question_relation"] = True
+    if path_steps:
+        meta["path_steps"] = path_steps
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
@@ -329,6 +333,7 @@ if __name__ == "__main__":
     tiny_scorer()
     tiny_mlp()
     tiny_mlp("tiny-mlp-qr", question_relation=True)
+    tiny_mlp("tiny-mlp-path", path_steps=2)
     tiny_encoder()
     wordpiece_cases()
     tiny_gsr()

@@ -27,6 +27,32 @@ public final class QuestionText {
     }
 
     /**
+     * The question with its topic entity replaced by {@code mask}: every {@code [bracketed]} name, else the
+     * first of {@code spans} (the linked words) found in it, ignoring case; whitespace collapsed. What a model
+     * that should learn the question's shape rather than its entity reads (GSR's chain generator, SubgraphRAG's
+     * question embedding). Must stay identical to {@code kgqa.core.text.mask_topic}.
+     */
+    public static String maskTopic(String question, List<String> spans, String mask) {
+        Matcher brackets = BRACKETS.matcher(question);
+        boolean replaced = brackets.find();
+        String text = replaced ? brackets.replaceAll(Matcher.quoteReplacement(mask)) : question;
+        for (String span : spans == null ? List.<String>of() : spans) {
+            if (replaced) {
+                break;
+            }
+            if (span != null && !span.isEmpty()) {
+                Matcher found = Pattern.compile(Pattern.quote(span), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)
+                        .matcher(text);
+                if (found.find()) {
+                    text = found.replaceFirst(Matcher.quoteReplacement(mask));
+                    replaced = true;
+                }
+            }
+        }
+        return String.join(" ", PyText.split(text));
+    }
+
+    /**
      * The texts inside [brackets], stripped (Python's whitespace), blank ones dropped, each once, in
      * order of first appearance (as {@code retrieve/linking.py} reads them).
      */

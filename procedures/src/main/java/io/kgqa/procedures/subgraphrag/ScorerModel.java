@@ -24,11 +24,13 @@ import java.util.Set;
  *
  * <p>The ONNX graph maps input {@code features} (float32 {@code [N, input_dim]}) to output
  * {@code scores} (float32 {@code [N]}, or {@code [N, 1]}). A feature row is
- * {@code [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ dde_head ‖ dde_tail]}, followed by {@code z_q ⊙ z_rel} when
- * meta.json says {@code question_relation}, so
- * {@code input_dim = (4 or 5) · embedding_dim + 2 · Dde.entityDimension(F, R, include_seed)}; the loader checks
- * that, so a model trained with a different layout fails with a message instead of wrong scores. With
- * {@code question_relation}, {@code parts.onnx} folds the product into its relation parts.
+ * {@code [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ code_head ‖ code_tail]}, followed by {@code z_q ⊙ z_rel} when
+ * meta.json says {@code question_relation}; an entity's code is its DDE, then, when meta.json has
+ * {@code path_steps} &gt; 0, its {@link PathCodes} slots. So
+ * {@code input_dim = (4 or 5) · embedding_dim + 2 · (Dde.entityDimension(F, R, include_seed) + 2 · path_steps
+ * · embedding_dim)}; the loader checks that, so a model trained with a different layout fails with a message
+ * instead of wrong scores. With {@code question_relation}, {@code parts.onnx} folds the product into its
+ * relation parts.
  */
 public final class ScorerModel implements AutoCloseable {
 
@@ -42,8 +44,10 @@ public final class ScorerModel implements AutoCloseable {
     static final int BATCH_ROWS = 2048;
     /** The optional split first layer (see {@link #scoreByParts}), written by {@code kgqa train subgraphrag}. */
     public static final String PARTS_FILE = "parts.onnx";
-    /** Entities per parts.onnx call: bounds its input buffers (~13 MB at 394 columns, heads and tails). */
-    static final int BATCH_NODES = 4096;
+    /** Entities per parts.onnx call, at most; fewer when entity rows are wide (path codes), so that one
+     * input holds at most {@link #BATCH_NUMBERS} numbers (~6 MB). */
+    static final int MAX_BATCH_NODES = 4096;
+    static final int BATCH_NUMBERS = 4096 * 394;
     private static final List<String> PARTS_INPUTS = List.of("heads", "tails", "relations", "questions");
     private static final List<String> PARTS_OUTPUTS = List.of(
             "head_parts", "tail_parts", "relation_parts", "question_parts", "out_weight", "out_bias");
@@ -54,9 +58,17 @@ public final class ScorerModel implements AutoCloseable {
     public final int forwardRounds;
     public final int reverseRounds;
     public final boolean includeSeed;
+    /** Steps of the {@link PathCodes} in an entity code; 0 when the model reads DDE only. */
+    public final int pathSteps;
     /** Whether a feature row ends with z_q ⊙ z_rel. */
     public final boolean questionRelation;
     public final String encoder;
+    /**
+     * The word that stands for the topic entity in the text z_q embeds ({@link
+     * io.kgqa.procedures.linking.QuestionText#maskTopic}); null for models trained on the question with its
+     * brackets removed.
+     */
+    public final String questionMask;
     /** Defaults a model may carry for its candidates; null when meta.json does not say. */
     public final Integer hops;
     public final Integer maxCandidates;
@@ -73,22 +85,29 @@ public final class ScorerModel implements AutoCloseable {
         this.questionRelation = meta.get("question_relation") instanceof Boolean b && b;
         this.forwardRounds = optionalInt(meta, "dde_rounds_forward", Dde.DEFAULT_FORWARD_ROUNDS);
         this.reverseRounds = optionalInt(meta, "dde_rounds_reverse", Dde.DEFAULT_REVERSE_ROUNDS);
+        this.pathSteps = optionalInt(meta, "path_steps", 0);
         Object seed = meta.get("include_seed");
         if (seed instanceof Boolean b) {
             this.includeSeed = b;
         } else {
             // Older meta.json without the flag: infer it from the input width.
             this.includeSeed = inputDim == questionBlocks() * embeddingDim
-                    + 2 * Dde.entityDimension(forwardRounds, reverseRounds, true);
+                    + 2 * (Dde.entityDimension(forwardRounds, reverseRounds, true) + pathDim());
         }
         this.encoder = meta.get("encoder") instanceof String s ? s : TextEncoder.DEFAULT_NAME;
+        this.questionMask = meta.get("question_mask") instanceof String s && !s.isEmpty() ? s : null;
         this.hops = meta.get("hops") instanceof Number n ? n.intValue() : null;
         this.maxCandidates = meta.get("max_candidates") instanceof Number n ? n.intValue() : null;
     }
 
     /** Feature width for a DDE layout; must equal {@link #inputDim}. */
     public int featureDim(boolean seed) {
-        return questionBlocks() * embeddingDim + 2 * Dde.entityDimension(forwardRounds, reverseRounds, seed);
+        return questionBlocks() * embeddingDim + 2 * (Dde.entityDimension(forwardRounds, reverseRounds, seed) + pathDim());
+    }
+
+    /** Numbers of an entity's path code as the scorer reads it. */
+    public int pathDim() {
+        return PathCodes.slots(pathSteps) * embeddingDim;
     }
 
     /** Embedding-wide blocks of a feature row: question, head, relation, tail, and the product if any. */
@@ -200,8 +219,9 @@ public final class ScorerModel implements AutoCloseable {
         int[] tailRow = rowsOf(entityCount, tails);
         int[] headEntities = entitiesOf(headRow);
         int[] tailEntities = entitiesOf(tailRow);
-        int width = (inputDim - questionBlocks() * embeddingDim) / 2 + embeddingDim; // z and DDE of one entity
-        int batches = Math.max(1, Math.max(ceilDiv(headEntities.length, BATCH_NODES), ceilDiv(tailEntities.length, BATCH_NODES)));
+        int width = (inputDim - questionBlocks() * embeddingDim) / 2 + embeddingDim; // z and code of one entity
+        int batchNodes = batchNodes(width);
+        int batches = Math.max(1, Math.max(ceilDiv(headEntities.length, batchNodes), ceilDiv(tailEntities.length, batchNodes)));
         float[] headParts = null;
         float[] tailParts = null;
         float[] relationParts = null;
@@ -212,10 +232,10 @@ public final class ScorerModel implements AutoCloseable {
         for (int b = 0; b < batches; b++) {
             Map<String, OnnxTensor> inputs = new java.util.HashMap<>();
             try {
-                int headCount = Math.max(0, Math.min(BATCH_NODES, headEntities.length - b * BATCH_NODES));
-                int tailCount = Math.max(0, Math.min(BATCH_NODES, tailEntities.length - b * BATCH_NODES));
-                inputs.put("heads", entityTensor(headEntities, b * BATCH_NODES, headCount, width, entityRow));
-                inputs.put("tails", entityTensor(tailEntities, b * BATCH_NODES, tailCount, width, entityRow));
+                int headCount = Math.max(0, Math.min(batchNodes, headEntities.length - b * batchNodes));
+                int tailCount = Math.max(0, Math.min(batchNodes, tailEntities.length - b * batchNodes));
+                inputs.put("heads", entityTensor(headEntities, b * batchNodes, headCount, width, entityRow));
+                inputs.put("tails", entityTensor(tailEntities, b * batchNodes, tailCount, width, entityRow));
                 inputs.put("relations", matrixTensor(relationVectors, embeddingDim));
                 inputs.put("questions", matrixTensor(new float[][] {question}, embeddingDim));
                 try (OrtSession.Result result = parts.run(inputs)) {
@@ -235,10 +255,10 @@ public final class ScorerModel implements AutoCloseable {
                         tailParts = new float[tailEntities.length * hidden];
                     }
                     if (headCount > 0) { // a batch past the last head only carries a padding row
-                        System.arraycopy(head, 0, headParts, b * BATCH_NODES * hidden, headCount * hidden);
+                        System.arraycopy(head, 0, headParts, b * batchNodes * hidden, headCount * hidden);
                     }
                     if (tailCount > 0) {
-                        System.arraycopy(tail, 0, tailParts, b * BATCH_NODES * hidden, tailCount * hidden);
+                        System.arraycopy(tail, 0, tailParts, b * batchNodes * hidden, tailCount * hidden);
                     }
                 }
             } finally {
@@ -262,6 +282,11 @@ public final class ScorerModel implements AutoCloseable {
             scores[i] = score;
         }
         return scores;
+    }
+
+    /** Entities per parts.onnx call for entity rows of {@code width} numbers. */
+    static int batchNodes(int width) {
+        return Math.max(64, Math.min(MAX_BATCH_NODES, BATCH_NUMBERS / width));
     }
 
     /** Per entity, its row among the entities that {@code ends} uses (in first-use order), else -1. */

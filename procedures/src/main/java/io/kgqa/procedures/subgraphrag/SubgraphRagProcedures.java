@@ -55,7 +55,7 @@ public class SubgraphRagProcedures {
             "hops", "maxCandidates", "includeSeed", "failOnTruncation", "forwardRounds", "reverseRounds");
     private static final Set<String> RETRIEVE_KEYS = Set.of(
             "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
-            "failOnTruncation", "cacheEmbeddings", "select", "pathHops");
+            "failOnTruncation", "cacheEmbeddings", "select", "pathHops", "topicSpans");
     private static final Set<String> SELECTIONS = Set.of("top", "paths");
     private static final Set<String> COSINE_KEYS = Set.of(
             "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation", "cacheEmbeddings");
@@ -161,9 +161,11 @@ public class SubgraphRagProcedures {
             + " the top k, highest score first (rank 1 = best). config: k (default 100, > 0); kg (default: the"
             + " only or most recently loaded complete KG); model (default 'default', under"
             + " <kgqa.models.dir>/subgraphrag/); topicEntities (names or ids; default: the"
-            + " question's entities as kgqa.link.entities links them, at most 3); questionEmbedding"
-            + " (the question's vector; default: embedded in the database from the question without its"
-            + " brackets); hops, maxCandidates, includeSeed (defaults from the model's meta.json, else 2,"
+            + " question's entities as kgqa.link.entities links them, at most 3); topicSpans (the question's"
+            + " words that name the topic entities; default: the linked words, or the topicEntities texts);"
+            + " questionEmbedding (the question's vector; default: embedded in the database, the topic entity"
+            + " masked as the model was trained, see QuestionText.maskTopic, or for older models the question"
+            + " without its brackets); hops, maxCandidates, includeSeed (defaults from the model's meta.json, else 2,"
             + " 20000, true); failOnTruncation (default false); cacheEmbeddings (default true: entity embeddings"
             + " are kept in memory per KG load, see EmbeddingCache); select (default 'top': the k best triples;"
             + " 'paths': every entity pathHops steps out gets its best walk, the walks fill k best first and"
@@ -207,16 +209,19 @@ public class SubgraphRagProcedures {
                         + " and config.topicEntities)");
             }
 
-            List<Node> topics = linkTopics(question, topicTexts, kgName);
+            Topics topics = linkTopics(question, topicTexts, kgName);
             if (questionVector == null) {
-                questionVector = TextFunctions.embedText(QuestionText.withoutBrackets(question), model.encoder);
+                List<String> spans = options.strings("topicSpans");
+                String text = model.questionMask == null ? QuestionText.withoutBrackets(question)
+                        : QuestionText.maskTopic(question, spans != null ? spans : topics.spans(), model.questionMask);
+                questionVector = TextFunctions.embedText(text, model.encoder);
                 if (questionVector.length != model.embeddingDim) {
                     throw new IllegalStateException("text encoder '" + model.encoder + "' gives " + questionVector.length
                             + " numbers but model '" + modelName + "' expects embedding_dim " + model.embeddingDim);
                 }
             }
 
-            CandidateSubgraph subgraph = collect(kgName, topics, hops, maxCandidates, failOnTruncation);
+            CandidateSubgraph subgraph = collect(kgName, topics.nodes(), hops, maxCandidates, failOnTruncation);
             if (subgraph.size() == 0) {
                 return Stream.empty();
             }
@@ -297,21 +302,26 @@ public class SubgraphRagProcedures {
         return subgraph;
     }
 
-    private List<Node> linkTopics(String question, List<String> topicTexts, String kg) {
+    /** The topic entities of a question, and the words that named them (what masking replaces). */
+    private record Topics(List<Node> nodes, List<String> spans) {
+    }
+
+    private Topics linkTopics(String question, List<String> topicTexts, String kg) {
         EntityLinker linker = new EntityLinker(tx, kg, log);
         if (topicTexts != null) {
             if (topicTexts.isEmpty()) {
                 throw new IllegalArgumentException("config.topicEntities must not be empty (omit it to link the question)");
             }
-            return linker.resolveExplicit(topicTexts, "config.topicEntities");
+            return new Topics(linker.resolveExplicit(topicTexts, "config.topicEntities"), topicTexts);
         }
         // the same entities kgqa.link.entities streams for this question
-        List<Node> linked = linker.link(question, LINKED_TOPICS).stream().map(EntityLinker.Link::node).toList();
+        List<EntityLinker.Link> linked = linker.link(question, LINKED_TOPICS);
         if (linked.isEmpty()) {
             throw new IllegalArgumentException("question: no topic entity of KG '" + kg + "' found in '" + question
                     + "'; mark it with [brackets] or pass config.topicEntities");
         }
-        return linked;
+        return new Topics(linked.stream().map(EntityLinker.Link::node).toList(),
+                linked.stream().map(EntityLinker.Link::span).toList());
     }
 
     private float[] score(ScorerModel model, CandidateSubgraph subgraph, float[] question, boolean includeSeed,
@@ -329,6 +339,22 @@ public class SubgraphRagProcedures {
         }
 
         double[][] codes = subgraph.entityCodes(model.forwardRounds, model.reverseRounds, includeSeed);
+        // every type, also those without a stored embedding (computeIfAbsent keeps no null)
+        List<String> relationTypes = new ArrayList<>(new java.util.LinkedHashSet<>(Arrays.asList(types)));
+        Map<String, Integer> relationRow = new HashMap<>();
+        float[][] relationMatrix = new float[relationTypes.size()][];
+        for (int r = 0; r < relationTypes.size(); r++) {
+            relationRow.put(relationTypes.get(r), r);
+            relationMatrix[r] = relationVectors.get(relationTypes.get(r));
+        }
+        int[] relations = new int[types.length];
+        for (int i = 0; i < types.length; i++) {
+            relations[i] = relationRow.get(types[i]);
+        }
+        PathCodes.Code[] paths = model.pathSteps > 0
+                ? PathCodes.compute(nodeCount, subgraph.heads, relations, subgraph.tails, subgraph.topic,
+                        model.pathSteps, relationMatrix.length)
+                : null;
         float[][] entityCodes = new float[nodeCount][];
         for (int v = 0; v < nodeCount; v++) {
             entityCodes[v] = new float[codes[v].length];
@@ -336,25 +362,24 @@ public class SubgraphRagProcedures {
                 entityCodes[v][j] = (float) codes[v][j];
             }
         }
+        // An entity's code as the model reads it: DDE, then its path code's relation mixtures, expanded as
+        // each row is written (materialised, they would take 1,536 floats per entity).
+        ScorerModel.EntityWriter writeCode = (v, out) -> {
+            out.put(entityCodes[v]);
+            if (paths != null) {
+                out.put(PathCodes.expand(paths[v], model.pathSteps, relationMatrix, dim));
+            }
+        };
         float[] zeros = new float[dim];
         if (model.hasParts()) {
-            // every type, also those without a stored embedding (computeIfAbsent keeps no null)
-            List<String> relationTypes = new ArrayList<>(new java.util.LinkedHashSet<>(Arrays.asList(types)));
-            Map<String, Integer> relationRow = new HashMap<>();
-            float[][] relationMatrix = new float[relationTypes.size()][];
-            for (int r = 0; r < relationTypes.size(); r++) {
-                relationRow.put(relationTypes.get(r), r);
-                float[] vector = relationVectors.get(relationTypes.get(r));
-                relationMatrix[r] = vector != null ? vector : zeros;
-            }
-            int[] relations = new int[types.length];
-            for (int i = 0; i < types.length; i++) {
-                relations[i] = relationRow.get(types[i]);
+            float[][] relationRows = new float[relationMatrix.length][];
+            for (int r = 0; r < relationRows.length; r++) {
+                relationRows[r] = relationMatrix[r] != null ? relationMatrix[r] : zeros;
             }
             return model.scoreByParts(nodeCount, subgraph.heads, subgraph.tails, relations, (v, out) -> {
                 out.put(entityVectors[v] != null ? entityVectors[v] : zeros);
-                out.put(entityCodes[v]);
-            }, relationMatrix, question);
+                writeCode.write(v, out);
+            }, relationRows, question);
         }
         return model.score(subgraph.size(), (i, out) -> {
             int h = subgraph.heads[i];
@@ -364,8 +389,8 @@ public class SubgraphRagProcedures {
             out.put(entityVectors[h] != null ? entityVectors[h] : zeros);
             out.put(relation != null ? relation : zeros);
             out.put(entityVectors[t] != null ? entityVectors[t] : zeros);
-            out.put(entityCodes[h]);
-            out.put(entityCodes[t]);
+            writeCode.write(h, out);
+            writeCode.write(t, out);
             if (model.questionRelation) {
                 for (int j = 0; j < dim; j++) {
                     out.put(relation != null ? question[j] * relation[j] : 0f);

@@ -323,6 +323,17 @@ class EntityLinkerTest {
     }
 
     @Test
+    void theTopicIsMaskedLikeThePythonSide() {
+        // Same strings as kgqa.core.text.mask_topic (tests/test_gsr.py::test_masking).
+        assertEquals("who directed it ?", QuestionText.maskTopic("who  directed [Kismet] ?", List.of("x"), "it"));
+        assertEquals("films of it with it", QuestionText.maskTopic("films of [A] with [B]", null, "it"));
+        assertEquals("who wrote it with kismet",
+                QuestionText.maskTopic("who wrote kismet with kismet", List.of("nothere", "Kismet"), "it"));
+        assertEquals("no span here", QuestionText.maskTopic("no  span here", List.of("", "Heat"), "it"));
+        assertEquals("a $1 b", QuestionText.maskTopic("a [x] b", List.of(), "$1"));
+    }
+
+    @Test
     void explicitNamesAreSplitIntoPhraseSafeWords() {
         assertEquals(List.of("Schindler's", "List"), EntityLinker.words("Schindler's List!"));
         assertEquals(List.of("Amélie", "bd", "r"), EntityLinker.words("[Amélie] bd-r"));

@@ -60,6 +60,8 @@ class SubgraphRagProceduresTest {
         Files.delete(models.resolve("subgraphrag/tiny-mlp-whole/parts.onnx"));
         TestModels.copyTree(models.resolve("subgraphrag/tiny-mlp-qr"), models.resolve("subgraphrag/tiny-mlp-qr-whole"));
         Files.delete(models.resolve("subgraphrag/tiny-mlp-qr-whole/parts.onnx"));
+        TestModels.copyTree(models.resolve("subgraphrag/tiny-mlp-path"), models.resolve("subgraphrag/tiny-mlp-path-whole"));
+        Files.delete(models.resolve("subgraphrag/tiny-mlp-path-whole/parts.onnx"));
         previousModelsDir = System.setProperty(ModelsDir.PROPERTY, models.toString());
 
         neo4j = InProcessNeo4j.builder()
@@ -257,10 +259,11 @@ class SubgraphRagProceduresTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"tiny-mlp", "tiny-mlp-qr"})
+    @ValueSource(strings = {"tiny-mlp", "tiny-mlp-qr", "tiny-mlp-path"})
     void scoringByPartsEqualsTheWholeModel(String model) {
         // tiny-mlp-qr ends its rows with z_q ⊙ z_rel: Java writes the product for the whole model, parts.onnx
-        // computes it itself, so the two paths check each other.
+        // computes it itself, so the two paths check each other. tiny-mlp-path reads path codes in each entity
+        // code: the whole model gets them per triple, parts.onnx per entity.
         for (List<String> topics : List.of(List.of("Kismet"), List.of("Golden Earrings", "The Fall"))) {
             Map<String, Double> byParts = scores(retrieve("q", config("model", model, "questionEmbedding", Q,
                     "topicEntities", topics, "hops", 3)));
@@ -279,7 +282,7 @@ class SubgraphRagProceduresTest {
     @Test
     void scoringByPartsInSeveralBatches() {
         // One head and more tails than a parts.onnx call takes: the later batches carry tails only.
-        int tails = ScorerModel.BATCH_NODES + 50;
+        int tails = ScorerModel.batchNodes(4 + 10) + 50; // tiny-mlp's entity rows: a 4-d embedding and a DDE of 10
         neo4j.database().executeTransactionally("""
                 CREATE (:KG {name: 'star', status: 'test'})
                 CREATE (hub:Entity {kg: 'star', id: 'Hub', name: 'Hub', embedding: [0.3, 0.1, 0.2, 0.4]})

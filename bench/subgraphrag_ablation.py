@@ -1,0 +1,93 @@
+"""SubgraphRAG models side by side, answered as `kgqa ask --method subgraphrag` answers: which change bought what.
+
+    python bench/subgraphrag_ablation.py --models sp22,sp33,ch33,chm33,pc1000 [--n 200] [--hops 1,2,3]
+
+Held-out MetaQA dev questions (the part of the scorer's split that no model trained or stopped early on;
+every model here uses the same split seed), the same questions for every model, in one run. Per model and
+hop: Hits@1 of the extractive answerer; evidence answer recall (the share of gold answers among the entities
+of the k = 100 evidence triplets); "in evidence, missed" (a gold answer is in the evidence but not first);
+and the retrieval p50. The model's own meta.json says what it was trained with: weak labels, DDE rounds,
+question mask, path-code steps and training questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from kgqa.core.text import normalize_answer
+from kgqa.graph.connection import open_driver
+from kgqa.qa.answering import QuestionAnswerer
+from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
+from kgqa.training.subgraphrag import TrainConfig, dev_splits, model_dir
+from rich.console import Console
+from rich.progress import track
+
+STDERR = Console(stderr=True)
+
+
+def described(name: str) -> str:
+    meta = json.loads((model_dir(name) / "meta.json").read_text())
+    return (
+        f"labels {meta.get('labels', 'shortest')}, DDE {meta.get('dde_rounds_forward')}+"
+        f"{meta.get('dde_rounds_reverse')}, mask {meta.get('question_mask') or 'none'}, path steps "
+        f"{meta.get('path_steps', 0)}, {meta['split']['train']} training questions"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", required=True, help="comma-separated installed SubgraphRAG models")
+    parser.add_argument("--n", type=int, default=200, help="held-out questions per hop")
+    parser.add_argument("--hops", default="1,2,3")
+    args = parser.parse_args(argv)
+    models = [m for m in args.models.split(",") if m]
+    hops_wanted = [int(h) for h in args.hops.split(",")]
+    seeds = {json.loads((model_dir(m) / "meta.json").read_text())["seed"] for m in models}
+    if len(seeds) != 1:
+        parser.error(f"the models were split with different seeds {sorted(seeds)}: their held-out parts differ")
+    _train, _val, held_out = dev_splits(TrainConfig(seed=seeds.pop()))
+    print(f"`python bench/subgraphrag_ablation.py --models {args.models} --n {args.n} --hops {args.hops}`\n")
+    print("MetaQA dev, held out (never trained on), the same questions for every model; k = 100.\n")
+    for m in models:
+        print(f"- `{m}`: {described(m)}")
+    print(
+        "\n| model | hops | n | Hits@1 | evidence answer recall | in evidence, missed | retrieval p50 ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    with open_driver() as driver:
+        for m in models:
+            answerer = QuestionAnswerer(
+                driver, "subgraphrag", "metaqa", retriever=SubgraphRagRetriever(driver, model=m)
+            )
+            for hops in hops_wanted:
+                questions = [q for q in held_out if q.hops == hops][: args.n]
+                hits, missed_in_evidence = 0, 0
+                recall: list[float] = []
+                latency: list[float] = []
+                for q in track(questions, description=f"{m} {hops}-hop", console=STDERR, transient=True):
+                    began = time.perf_counter()
+                    result = answerer.ask(q.question)
+                    latency.append(result.latency_ms.get("retrieval", (time.perf_counter() - began) * 1000))
+                    gold = {normalize_answer(a) for a in q.answers}
+                    found = gold & {normalize_answer(n) for n in result.evidence.entities()}
+                    recall.append(len(found) / max(1, len(gold)))
+                    if result.answers and normalize_answer(result.answers[0]) in gold:
+                        hits += 1
+                    elif found:
+                        missed_in_evidence += 1
+                n = max(1, len(questions))
+                print(
+                    f"| {m} | {hops} | {len(questions)} | {100 * hits / n:.1f} | "
+                    f"{statistics.fmean(recall):.3f} | {missed_in_evidence} | "
+                    f"{statistics.median(latency):.1f} |",
+                    flush=True,
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
