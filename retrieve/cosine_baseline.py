@@ -61,9 +61,8 @@ class CosineRetriever(SubgraphRagRetriever):
         topic_entities: Sequence[LinkedEntity],
         vector: np.ndarray | None,
         hops: int | None,
-        walk_hops: int | None = None,
     ) -> list[tuple[str, str, str, float]]:
-        """The top k by cosine (the baseline has no walk selection: ``walk_hops`` is never set for it)."""
+        """The top k by cosine."""
         assert vector is not None  # _question_vector always embeds
         config = {
             "hops": int(hops or self.hops or DEFAULT_HOPS),

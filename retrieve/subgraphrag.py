@@ -32,6 +32,7 @@ DEFAULT_HOPS = 2  # the candidate radius models are trained with; a question pre
 ANSWER_RELATIVE = 0.5  # answers: candidates scoring at least this share of the best one
 
 RETRIEVE_QUERY = render("subgraphrag/retrieve")
+WALKS_QUERY = render("subgraphrag/walks")
 # KG sources whose questions the project's MetaQA-trained hop classifier understands.
 HOP_CLASSIFIED_SOURCES = ("metaqa",)
 HopPredictor = Callable[[str, Sequence[str]], int | None]
@@ -45,6 +46,7 @@ class SubgraphRagTrace(MethodTrace):
     hop_source: str  # "classifier", "fixed radius", "model radius", or why the classifier was not used
     candidate_hops: int | None  # the radius asked of the database (None: the model's own)
     walk_hops: int | None = None  # the evidence is whole walks of this many hops (None: the top k triples)
+    walks: int = 0  # how many walks (evidence paths) the database gave
 
 
 def embed_question(question: str) -> np.ndarray:
@@ -156,8 +158,9 @@ class SubgraphRagRetriever(Retriever):
         hop_predictor: HopPredictor | None = None,
         select_walks: bool = True,
     ) -> None:
-        """``select_walks``: with a predicted hop count, the evidence is whole walks of that many hops picked
-        in the database (PathSelection.java) instead of the k best triples alone."""
+        """``select_walks``: with a predicted hop count, the evidence is each end entity's best walk of that
+        many hops, picked in the database (``kgqa.subgraphrag.walks``, PathSelection.java), as reasoning paths
+        whose ends are the answers; otherwise the k best triples alone."""
         super().__init__(driver)
         self.select_walks = select_walks
         self.model = model
@@ -225,20 +228,31 @@ class SubgraphRagRetriever(Retriever):
         topic_entities: Sequence[LinkedEntity],
         vector: np.ndarray | None,
         hops: int | None,
-        walk_hops: int | None = None,
     ) -> list[tuple[str, str, str, float]]:
-        """k (head, relation, tail, score) rows from the database in rank order; ``hops`` widens the radius;
-        ``walk_hops``: whole walks of that many hops first (``select: 'paths'``), else the top k."""
+        """The k best (head, relation, tail, score) rows from the database, best first; ``hops`` widens the
+        radius."""
         config = self.config(kg, k, topic_entities, vector)
         if hops is not None:
             config["hops"] = hops
-        if walk_hops is not None:
-            config["select"] = "paths"
-            config["pathHops"] = walk_hops
         records, _summary, _keys = self.driver.execute_query(
             RETRIEVE_QUERY, question=without_brackets(question), config=config, routing_=RoutingControl.READ
         )
         return [(str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records]
+
+    def _walks(
+        self, question: str, kg: str, k: int, topic_entities: Sequence[LinkedEntity], hops: int
+    ) -> tuple[list[list[Triplet]], list[float], list[list[float]]]:
+        """Each end entity's best walk of ``hops`` steps, best first, within k distinct triples: the walks,
+        their scores (sum of log-sigmoid) and their triples' scores."""
+        config = self.config(kg, k, topic_entities, None)
+        config["hops"] = max(hops, DEFAULT_HOPS)
+        config["pathHops"] = hops
+        records, _summary, _keys = self.driver.execute_query(
+            WALKS_QUERY, question=without_brackets(question), config=config, routing_=RoutingControl.READ
+        )
+        paths = [[(str(h), str(r), str(t)) for h, r, t in rec["triplets"]] for rec in records]
+        scores = [float(rec["score"]) for rec in records]
+        return paths, scores, [list(rec["tripletScores"]) for rec in records]
 
     def _answers_without_hops(
         self, triplets: list[Triplet], scores: list[float], topic_names: list[str]
@@ -259,15 +273,27 @@ class SubgraphRagRetriever(Retriever):
         vector = self._question_vector(question)
         embedded = time.perf_counter()
         rows: list[tuple[str, str, str, float]] = []
+        paths: list[list[Triplet]] = []
+        path_scores: list[float] = []
         predicted, source = None, "no topic entity"
         wider = None
+        walking = False
         if topic_entities:
             predicted, source = self._predicted_hops(question, kg, [e.span or e.name for e in topic_entities])
             wider = predicted if predicted is not None and predicted > DEFAULT_HOPS else None
-            walk_hops = predicted if self.select_walks else None
-            rows = self._scored_rows(question, kg, k, topic_entities, vector, wider, walk_hops)
+            walking = predicted is not None and self.select_walks
+            if walking:
+                assert predicted is not None
+                paths, path_scores, step_scores = self._walks(question, kg, k, topic_entities, predicted)
+                rows = [
+                    (*triplet, score)
+                    for path, scores_of_path in zip(paths, step_scores, strict=True)
+                    for triplet, score in zip(path, scores_of_path, strict=True)
+                ]
+            else:
+                rows = self._scored_rows(question, kg, k, topic_entities, vector, wider)
         scored = time.perf_counter()
-        triplets, scores = dedup_scored(rows, by_score=predicted is None or not self.select_walks)
+        triplets, scores = dedup_scored(rows, by_score=not walking)
         evidence = Evidence(
             question,
             self.name,
@@ -281,8 +307,11 @@ class SubgraphRagRetriever(Retriever):
                 predicted,
                 source,
                 wider or self.hops,
-                predicted if self.select_walks else None,
+                predicted if walking else None,
+                len(paths),
             ),
+            paths=paths,
+            path_scores=path_scores,
             latency_ms={
                 **({"question_embedding": (embedded - began) * 1000} if vector is not None else {}),
                 "in_db_scoring": (scored - embedded) * 1000,

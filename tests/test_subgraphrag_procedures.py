@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kgqa.graph.cypher import render
 from neo4j.exceptions import Neo4jError
 
 KG = "kgqa_test_subgraphrag"
@@ -335,6 +336,33 @@ def test_path_codes_in_the_database_are_the_trainers(driver, tiny_kg, linear_pat
         assert len(rows) == len(expected) == 5
         for r in rows:
             assert r["score"] == pytest.approx(expected[(r["head"], r["relation"], r["tail"])], abs=1e-4)
+
+
+def test_walks_are_the_best_walk_of_each_end_entity(driver, tiny_kg, linear_path_model, vectors) -> None:  # type: ignore[no-untyped-def]
+    q = vectors["question"].tolist()
+    base = {"kg": KG, "model": PATH_MODEL, "topicEntities": ["Kismet"], "questionEmbedding": q}
+    scores = {(r["head"], r["relation"], r["tail"]): r["score"] for r in _retrieve(driver, "x", base)}
+    records = driver.execute_query(
+        render("subgraphrag/walks"), {"question": "x", "config": {**base, "pathHops": 2}}
+    ).records
+    # Kismet's 2-step walks end at Portrait of Jennie (via the director) and Golden Earrings (via the actor)
+    assert sorted(r["answer"] for r in records) == ["Golden Earrings", "Portrait of Jennie"]
+    assert [r["rank"] for r in records] == [1, 2]
+    for r in records:
+        steps = [tuple(t) for t in r["triplets"]]
+        assert len(steps) == 2 and "Kismet" in steps[0] and r["answer"] in steps[1]
+        assert r["tripletScores"] == pytest.approx([scores[t] for t in steps], abs=1e-4)
+        expected = sum(-np.logaddexp(0, -s) for s in r["tripletScores"])
+        assert r["score"] == pytest.approx(expected, abs=1e-4)
+    assert records[0]["score"] >= records[1]["score"]
+    # k bounds the distinct triples: the first walk's two fit in 3, the second's would make 4
+    capped = driver.execute_query(
+        render("subgraphrag/walks"), {"question": "x", "config": {**base, "pathHops": 2, "k": 3}}
+    ).records
+    assert [r["answer"] for r in capped] == [records[0]["answer"]]
+    assert "config has an unknown key 'select'" in _error(
+        driver, "CALL kgqa.subgraphrag.walks('x', $config)", {"config": {**base, "select": "top"}}
+    )
 
 
 def test_a_masked_model_embeds_the_question_with_its_topic_masked(  # type: ignore[no-untyped-def]

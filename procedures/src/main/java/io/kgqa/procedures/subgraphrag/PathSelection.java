@@ -54,16 +54,7 @@ public final class PathSelection {
             throw new IllegalArgumentException("depth and k must be at least 1, got " + depth + " and " + k);
         }
         Set<Integer> taken = new LinkedHashSet<>();
-        for (Walk walk : bestWalks(heads, tails, scores, topic, depth)) {
-            int added = 0;
-            for (int t : walk.triples()) {
-                if (!taken.contains(t)) {
-                    added++;
-                }
-            }
-            if (taken.size() + added > k) {
-                continue;  // a shorter-by-sharing walk further down may still fit
-            }
+        for (Walk walk : walksWithin(heads, tails, scores, topic, depth, k)) {
             for (int t : walk.triples()) {
                 taken.add(t);
             }
@@ -77,6 +68,39 @@ public final class PathSelection {
             }
         }
         return taken.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * The end entities' best walks, best first, as many as fit in {@code k} distinct triples: each walk adds
+     * the triples it does not share with the walks taken before; a walk that would overflow is skipped (a
+     * later one sharing more may still fit).
+     */
+    public static List<Walk> walksWithin(int[] heads, int[] tails, float[] scores, boolean[] topic, int depth, int k) {
+        if (heads.length != tails.length || heads.length != scores.length) {
+            throw new IllegalArgumentException("heads, tails and scores differ in length: " + heads.length + ", "
+                    + tails.length + ", " + scores.length);
+        }
+        if (depth < 1 || k < 1) {
+            throw new IllegalArgumentException("depth and k must be at least 1, got " + depth + " and " + k);
+        }
+        Set<Integer> taken = new LinkedHashSet<>();
+        List<Walk> kept = new ArrayList<>();
+        for (Walk walk : bestWalks(heads, tails, scores, topic, depth)) {
+            int added = 0;
+            for (int t : walk.triples()) {
+                if (!taken.contains(t)) {
+                    added++;
+                }
+            }
+            if (taken.size() + added > k) {
+                continue;
+            }
+            for (int t : walk.triples()) {
+                taken.add(t);
+            }
+            kept.add(walk);
+        }
+        return kept;
     }
 
     /** Every end entity's best walk of exactly {@code depth} triples, best first (ties: lower node index). */

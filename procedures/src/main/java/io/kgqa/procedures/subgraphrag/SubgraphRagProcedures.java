@@ -56,6 +56,9 @@ public class SubgraphRagProcedures {
     private static final Set<String> RETRIEVE_KEYS = Set.of(
             "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
             "failOnTruncation", "cacheEmbeddings", "select", "pathHops", "topicSpans");
+    private static final Set<String> WALK_KEYS = Set.of(
+            "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
+            "failOnTruncation", "cacheEmbeddings", "pathHops", "topicSpans");
     private static final Set<String> SELECTIONS = Set.of("top", "paths");
     private static final Set<String> COSINE_KEYS = Set.of(
             "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation", "cacheEmbeddings");
@@ -175,6 +178,83 @@ public class SubgraphRagProcedures {
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
         Options options = new Options(config, "config", RETRIEVE_KEYS);
+        String select = options.string("select", "top");
+        if (!SELECTIONS.contains(select)) {
+            throw new IllegalArgumentException("config.select must be 'top' or 'paths', got '" + select + "'");
+        }
+        Scored scored = scoreQuestion(question, options);
+        if (scored == null) {
+            return Stream.empty();
+        }
+        CandidateSubgraph subgraph = scored.subgraph();
+        if (select.equals("paths")) {
+            int[] chosen = PathSelection.select(subgraph.heads, subgraph.tails, scored.scores(), subgraph.topic,
+                    scored.pathHops(), scored.k());
+            return rows(subgraph, scored.scores(), Arrays.stream(chosen).boxed().toArray(Integer[]::new), scored.k())
+                    .stream();
+        }
+        return topK(subgraph, scored.scores(), scored.k()).stream();
+    }
+
+    /** One row of {@code kgqa.subgraphrag.walks}: an end entity's best walk. */
+    public static class WalkRow {
+        /** 1-based: 1 is the best walk. */
+        public long rank;
+        /** The walk's sum of log-sigmoid triple scores: the log-probability that all its triples are relevant. */
+        public double score;
+        public String answer;
+        /** [head, relation, tail] of each step, from the topic entity outwards (a step may go against a triple). */
+        public List<List<String>> triplets;
+        public List<Double> tripletScores;
+
+        public WalkRow(long rank, double score, String answer, List<List<String>> triplets, List<Double> tripletScores) {
+            this.rank = rank;
+            this.score = score;
+            this.answer = answer;
+            this.triplets = triplets;
+            this.tripletScores = tripletScores;
+        }
+    }
+
+    @Procedure(name = "kgqa.subgraphrag.walks", mode = Mode.READ)
+    @Description("kgqa.subgraphrag.walks(question :: STRING, config = {} :: MAP) :: (rank, score, answer, triplets,"
+            + " tripletScores) - SubgraphRAG's scored candidates read as reasoning paths: the triples are scored as"
+            + " by kgqa.subgraphrag.retrieve, then every entity exactly pathHops steps from a topic entity gets its"
+            + " best walk (never into a topic entity, never straight back over a triple; score = the sum of"
+            + " log-sigmoid of its triples' scores), streamed best first while their distinct triples fit in k."
+            + " The answer is the walk's end. config: as for retrieve without select; pathHops (default hops).")
+    public Stream<WalkRow> walks(
+            @Name("question") String question,
+            @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        Options options = new Options(config, "config", WALK_KEYS);
+        Scored scored = scoreQuestion(question, options);
+        if (scored == null) {
+            return Stream.empty();
+        }
+        CandidateSubgraph subgraph = scored.subgraph();
+        List<PathSelection.Walk> walks = PathSelection.walksWithin(subgraph.heads, subgraph.tails, scored.scores(),
+                subgraph.topic, scored.pathHops(), scored.k());
+        List<WalkRow> rows = new ArrayList<>(walks.size());
+        for (PathSelection.Walk walk : walks) {
+            List<List<String>> triplets = new ArrayList<>(walk.triples().length);
+            List<Double> tripletScores = new ArrayList<>(walk.triples().length);
+            for (int t : walk.triples()) {
+                triplets.add(List.of(nameOf(subgraph.nodes.get(subgraph.heads[t])),
+                        subgraph.relationships.get(t).getType().name(), nameOf(subgraph.nodes.get(subgraph.tails[t]))));
+                tripletScores.add((double) scored.scores()[t]);
+            }
+            rows.add(new WalkRow(rows.size() + 1, walk.score(), nameOf(subgraph.nodes.get(walk.end())), triplets,
+                    tripletScores));
+        }
+        return rows.stream();
+    }
+
+    /** A question's candidates and their scores, with the k and walk length the call asked for. */
+    private record Scored(CandidateSubgraph subgraph, float[] scores, int k, int pathHops) {
+    }
+
+    /** Links, embeds, collects and scores for retrieve and walks; null when there is no candidate. */
+    private Scored scoreQuestion(String question, Options options) {
         int k = options.integer("k", DEFAULT_K, 1, Integer.MAX_VALUE);
         String modelName = options.string("model", DEFAULT_MODEL);
         List<String> topicTexts = options.strings("topicEntities");
@@ -197,10 +277,6 @@ public class SubgraphRagProcedures {
             }
             boolean failOnTruncation = options.bool("failOnTruncation", false);
             boolean cacheEmbeddings = options.bool("cacheEmbeddings", true);
-            String select = options.string("select", "top");
-            if (!SELECTIONS.contains(select)) {
-                throw new IllegalArgumentException("config.select must be 'top' or 'paths', got '" + select + "'");
-            }
             int pathHops = options.integer("pathHops", hops, 1, hops);
 
             float[] questionVector = options.vector("questionEmbedding", model.embeddingDim);
@@ -223,14 +299,10 @@ public class SubgraphRagProcedures {
 
             CandidateSubgraph subgraph = collect(kgName, topics.nodes(), hops, maxCandidates, failOnTruncation);
             if (subgraph.size() == 0) {
-                return Stream.empty();
+                return null;
             }
             float[] scores = score(model, subgraph, questionVector, includeSeed, kgName, cacheEmbeddings);
-            if (select.equals("paths")) {
-                int[] chosen = PathSelection.select(subgraph.heads, subgraph.tails, scores, subgraph.topic, pathHops, k);
-                return rows(subgraph, scores, Arrays.stream(chosen).boxed().toArray(Integer[]::new), k).stream();
-            }
-            return topK(subgraph, scores, k).stream();
+            return new Scored(subgraph, scores, k, pathHops);
         }
     }
 

@@ -40,6 +40,21 @@ class PathSelectionTest {
     }
 
     @Test
+    void walksWithinKeepWhatFitsInTheTripleBudget() {
+        // both walks take 3 distinct triples: k = 5 keeps the first only, k = 6 both, k = 2 none
+        assertEquals(List.of(3), PathSelection.walksWithin(HEADS, TAILS, SCORES, TOPIC, 3, 5).stream()
+                .map(PathSelection.Walk::end).toList());
+        assertEquals(List.of(3, 6), PathSelection.walksWithin(HEADS, TAILS, SCORES, TOPIC, 3, 6).stream()
+                .map(PathSelection.Walk::end).toList());
+        assertTrue(PathSelection.walksWithin(HEADS, TAILS, SCORES, TOPIC, 3, 2).isEmpty());
+        // one step: each neighbour of the topic is its own walk, best first
+        assertEquals(List.of(4, 1), PathSelection.walksWithin(HEADS, TAILS, SCORES, TOPIC, 1, 10).stream()
+                .map(PathSelection.Walk::end).toList());
+        assertThrows(IllegalArgumentException.class,
+                () -> PathSelection.walksWithin(HEADS, TAILS, SCORES, TOPIC, 0, 3));
+    }
+
+    @Test
     void theRestOfKIsTheBestRemainingTriples() {
         int[] chosen = PathSelection.select(HEADS, TAILS, SCORES, TOPIC, 3, 5);
         // walk to 3 (0, 1, 2); walk to 6 needs 3 more and does not fit; then 3 and 4 by score
