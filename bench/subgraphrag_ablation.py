@@ -1,4 +1,4 @@
-"""SubgraphRAG models side by side, answered as `kgqa ask --method subgraphrag` answers: which change bought what.
+"""SubgraphRAG models side by side, answered as `kgqa ask --method subgraphrag` does: what each change bought.
 
     python bench/subgraphrag_ablation.py --models sp22,sp33,ch33,chm33,pc1000 [--n 200] [--hops 1,2,3]
 
@@ -48,15 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     hops_wanted = [int(h) for h in args.hops.split(",")]
     seeds = {json.loads((model_dir(m) / "meta.json").read_text())["seed"] for m in models}
     if len(seeds) != 1:
-        parser.error(f"the models were split with different seeds {sorted(seeds)}: their held-out parts differ")
+        parser.error(f"the models were split with different seeds {sorted(seeds)}: held-out parts differ")
     _train, _val, held_out = dev_splits(TrainConfig(seed=seeds.pop()))
     print(f"`python bench/subgraphrag_ablation.py --models {args.models} --n {args.n} --hops {args.hops}`\n")
     print("MetaQA dev, held out (never trained on), the same questions for every model; k = 100.\n")
     for m in models:
         print(f"- `{m}`: {described(m)}")
-    print(
-        "\n| model | hops | n | Hits@1 | evidence answer recall | in evidence, missed | retrieval p50 ms |"
-    )
+    print("\n| model | hops | n | Hits@1 | evidence answer recall | in evidence, missed | retrieval p50 ms |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     with open_driver() as driver:
         for m in models:
