@@ -1,12 +1,13 @@
-"""Bulk-path throughput on a synthetic million-triple N-Triples file (DBpedia-shaped, written to /tmp).
+"""Bulk-path throughput on the synthetic Freebase-shaped KG of ``bench/synthetic_kg.py``.
 
-    python bench/load_bulk_synthetic.py [--triples 1000000] [--entities 100000] [--embeddings]
+    python bench/load_bulk_synthetic.py [--entities 1000000] [--triples 10000000] [--shape freebase|dbpedia]
+        [--embeddings]
 
-The file (default /tmp/kgqa-synthetic-1m.nt) has ``--triples`` distinct entity-to-entity facts over 40
-relations plus one ``rdfs:label@en`` per entity, and is never written inside the repository. It is loaded with
-``kgqa load dbpedia --bulk`` into a private managed server (``--home``, default /tmp/kgqa-bench-bulk, port
-7702) whose database neo4j-admin overwrites; the server is stopped at the end. Embeddings are skipped unless
-``--embeddings`` (they run at the encoder's speed, about 700 names/s on 2 cores, whatever the write path).
+The dump (default under /tmp/kgqa-synthetic-<entities>-<triples>/) is generated once and never written
+inside the repository. It is loaded with ``kgqa load freebase|dbpedia --bulk`` into a private managed server
+(``--home``, default /tmp/kgqa-bench-bulk, port 7702) whose database neo4j-admin overwrites; the server is
+stopped at the end unless ``--keep-server`` (the scale latency bench then asks questions of it). Embeddings
+are skipped unless ``--embeddings``.
 """
 
 from __future__ import annotations
@@ -14,33 +15,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from load_metaqa import clear_private  # the bench folder is on sys.path when run as a script
-
-DBR = "http://dbpedia.org/resource/"
-DBO = "http://dbpedia.org/ontology/"
-LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+import synthetic_kg  # the bench folder is on sys.path when run as a script
+from load_metaqa import clear_private
 
 
-def generate(path: Path, triples: int, entities: int, seed: int = 7) -> None:
-    rng = random.Random(seed)
-    relations = [f"{DBO}syntheticRelation{i}" for i in range(40)]
-    seen: set[tuple[int, int, int]] = set()
-    with open(path, "w", encoding="utf-8") as out:
-        for e in range(entities):
-            out.write(f'<{DBR}Entity_{e}> <{LABEL}> "Synthetic entity {e}"@en .\n')
-        while len(seen) < triples:
-            fact = (rng.randrange(entities), rng.randrange(len(relations)), rng.randrange(entities))
-            if fact in seen:
-                continue
-            seen.add(fact)
-            h, r, t = fact
-            out.write(f"<{DBR}Entity_{h}> <{relations[r]}> <{DBR}Entity_{t}> .\n")
+def dump(directory: Path, shape: str, entities: int, triples: int) -> Path:
+    """The synthetic dump of that size and shape, generated when missing."""
+    path = directory / f"{shape}.nt"
+    if not path.exists():
+        began = time.monotonic()
+        synthetic_kg.main(
+            [f"--entities={entities}", f"--triples={triples}", f"--out={directory}", f"--format={shape}"]
+        )
+        print(f"generated {path} ({path.stat().st_size / 1e6:,.0f} MB) in {time.monotonic() - began:.1f}s")
+    return path
 
 
 def kgqa(*args: str, env: dict[str, str]) -> str:
@@ -54,23 +47,20 @@ def kgqa(*args: str, env: dict[str, str]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--triples", type=int, default=1_000_000)
-    ap.add_argument("--entities", type=int, default=100_000)
-    ap.add_argument("--file", type=Path, default=Path("/tmp/kgqa-synthetic-1m.nt"))
+    ap.add_argument("--entities", type=int, default=1_000_000)
+    ap.add_argument("--triples", type=int, default=10_000_000)
+    ap.add_argument("--shape", choices=("freebase", "dbpedia"), default="freebase")
+    ap.add_argument("--dir", type=Path, help="default /tmp/kgqa-synthetic-<entities>-<triples>")
+    ap.add_argument("--kg", default="synthetic")
     ap.add_argument("--home", type=Path, default=Path("/tmp/kgqa-bench-bulk"))
     ap.add_argument("--port", type=int, default=7702)
     ap.add_argument("--embeddings", action="store_true")
+    ap.add_argument("--keep-server", action="store_true")
     args = ap.parse_args()
-    repo = Path(__file__).resolve().parent.parent
-    if args.file.resolve().is_relative_to(repo):
-        sys.exit("write the synthetic file outside the repository")
-    if not args.file.exists():
-        began = time.monotonic()
-        generate(args.file, args.triples, args.entities)
-        print(
-            f"generated {args.file} ({args.file.stat().st_size / 1e6:.0f} MB) "
-            f"in {time.monotonic() - began:.1f}s"
-        )
+    directory = args.dir or Path(f"/tmp/kgqa-synthetic-{args.entities}-{args.triples}")
+    if directory.resolve().is_relative_to(Path(__file__).resolve().parent.parent):
+        sys.exit("write the synthetic KG outside the repository")
+    path = dump(directory, args.shape, args.entities, args.triples)
     env = {"KGQA_HOME": str(args.home), "KGQA_BOLT_PORT": str(args.port), "NEO4J_URI": ""}
     kgqa("server", "start", env=env)
     clear_private(env)
@@ -78,11 +68,11 @@ def main() -> None:
         began = time.monotonic()
         load_args = [
             "load",
-            "dbpedia",
+            args.shape,
             "--path",
-            str(args.file),
+            str(path),
             "--kg",
-            "synthetic",
+            args.kg,
             "--bulk",
             "--force",
             "--json",
@@ -92,7 +82,8 @@ def main() -> None:
         summary = json.loads(kgqa(*load_args, env=env))
         wall = time.monotonic() - began
     finally:
-        kgqa("server", "stop", env=env)
+        if not args.keep_server:
+            kgqa("server", "stop", env=env)
     phases = summary["phases"]
     write = sum(phases.get(p, 0.0) for p in ("parse_and_stage", "sort_and_csv", "import"))
     n = summary["relationships"]
