@@ -34,7 +34,7 @@ def described(name: str) -> str:
     return (
         f"labels {meta.get('labels', 'shortest')}, DDE {meta.get('dde_rounds_forward')}+"
         f"{meta.get('dde_rounds_reverse')}, mask {meta.get('question_mask') or 'none'}, path steps "
-        f"{meta.get('path_steps', 0)}, {meta['split']['train']} training questions"
+        f"{meta.get('path_steps', 0)}, {meta['split']['train']} training questions over the three hops"
     )
 
 

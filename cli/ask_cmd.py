@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 from kgqa.graph.connection import open_driver
@@ -34,10 +35,27 @@ from rich.table import Table
     "-k", "k", default=100, show_default=True, type=int, help="Maximum number of evidence triplets."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see DESIGN.md, CLI contract).")
-def ask(question: str, kg: str | None, method: str, llm: str, k: int, as_json: bool) -> None:
+@click.option(
+    "--graph",
+    "graph_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the evidence, drawn as a graph, to this HTML file (opens offline).",
+)
+def ask(
+    question: str, kg: str | None, method: str, llm: str, k: int, as_json: bool, graph_file: Path | None
+) -> None:
     """Answer QUESTION from a loaded knowledge graph."""
+    if graph_file is not None:
+        from kgqa.service.evidence_page import check_page_path
+
+        check_page_path(graph_file)  # before the question is asked, not after
     with open_driver() as driver:
         result = answer_question(driver, question, kg=kg, method=method, llm=llm, k=k)
+    if graph_file is not None:
+        from kgqa.service.evidence_page import write_evidence_html
+
+        write_evidence_html(result.to_json(), graph_file)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:

@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "llm": ("kgqa.cli.llm_cmd", "llm"),
     "eval": ("kgqa.cli.eval_cmd", "eval_command"),
     "train": ("kgqa.cli.train_cmd", "train"),
+    "serve": ("kgqa.cli.serve_cmd", "serve"),
 }
 
 
@@ -40,15 +41,13 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> object:
-        from neo4j.exceptions import Neo4jError, ServiceUnavailable
+        from kgqa.graph.connection import failure_line
+        from neo4j.exceptions import DriverError, Neo4jError
 
         try:
             return super().invoke(ctx)
-        except KgqaError as exc:
-            _fail(str(exc))
-        except (ServiceUnavailable, Neo4jError) as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            _fail(f"Neo4j: {message.splitlines()[0] if message else type(exc).__name__}")
+        except (KgqaError, Neo4jError, DriverError) as exc:
+            _fail(failure_line(exc) or str(exc))
         except FileNotFoundError as exc:
             _fail(f"file not found: {exc.filename or exc}")
         except KeyboardInterrupt:

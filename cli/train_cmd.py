@@ -87,7 +87,13 @@ def classifiers(data_dir: str | None, seed: int, paraphrases: int, as_json: bool
     help="Steps of the path code in each entity code: by which relations it is reached (0: DDE only).",
 )
 @click.option("--epochs", default=12, show_default=True, type=int, help="Maximum epochs (early stopping).")
-@click.option("--limit", default=None, type=int, help="Training questions per hop (quick runs, tests).")
+@click.option(
+    "--limit",
+    default=3000,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Training questions per hop (0: all of dev's train part, about three times as long).",
+)
 @click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
 @click.option(
     "--question-relation/--no-question-relation",
@@ -176,7 +182,7 @@ def subgraphrag(
         dde_reverse=int(reverse),
         path_steps=path_steps,
         epochs=epochs,
-        limit=limit,
+        limit=limit or None,
         hidden=hidden,
         question_relation=question_relation,
         negatives=negatives,
@@ -213,9 +219,22 @@ def subgraphrag(
 )
 @click.option("--epochs", default=40, show_default=True, type=int)
 @click.option("--seed", default=13, show_default=True, type=int)
+@click.option(
+    "--refit/--no-refit",
+    default=True,
+    show_default=True,
+    help="After measuring on held-out wordings, train again on all of them (twice the time).",
+)
 @IF_MISSING
 def gsr(
-    kg: str, name: str, data_dir: str | None, synthesise: bool, epochs: int, seed: int, if_missing: bool
+    kg: str,
+    name: str,
+    data_dir: str | None,
+    synthesise: bool,
+    epochs: int,
+    seed: int,
+    refit: bool,
+    if_missing: bool,
 ) -> None:
     """GSR's chain generator: a small transformer encoder-decoder (torch), exported to ONNX.
 
@@ -241,7 +260,7 @@ def gsr(
                 kg,
                 gsr_models_dir() / name,
                 data_dir,
-                GsrConfig(epochs=epochs, seed=seed),
+                GsrConfig(epochs=epochs, seed=seed, refit=refit),
                 click.echo,
                 synthesise=synthesise,
             )
@@ -250,4 +269,5 @@ def gsr(
     click.echo(
         f"GSR model {name!r} installed ({report.examples} examples, {report.seconds:.0f} s); chain accuracy"
         f" on held-out wordings {report.valid_chain_accuracy:.3f}"
+        + (f" (then refit on all {report.refit_examples} examples)" if report.refit_examples else "")
     )

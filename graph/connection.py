@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from kgqa.core import config
 from kgqa.core.errors import KgqaError
 from neo4j import Driver, GraphDatabase
-from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ConfigurationError, DriverError, Neo4jError, ServiceUnavailable
 
 
 def connection_settings() -> tuple[str, str, str]:
@@ -59,3 +59,18 @@ def driver_session() -> Iterator[Driver]:
         yield driver
     finally:
         driver.close()
+
+
+def failure_line(exc: BaseException) -> str | None:
+    """The one line a user reads for a failure of kgqa or of the database (None: a bug, left to surface).
+
+    A server that goes away mid-question raises the driver's own errors (ServiceUnavailable, SessionExpired,
+    a connection closed mid-result): each becomes ``Neo4j: <its first line>``, never a traceback.
+    """
+    if isinstance(exc, KgqaError):
+        return str(exc)
+    if isinstance(exc, (Neo4jError, DriverError)):
+        message = getattr(exc, "message", None) or str(exc)
+        first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+        return f"Neo4j: {first}"
+    return None

@@ -5,6 +5,7 @@ Layout under ``$KGQA_HOME``::
     neo4j/                 NEO4J_HOME: lib/ plugins/ conf/ data/ logs/ run/
     neo4j-password         the generated password of user ``neo4j`` (mode 0600)
     server.lock            serialises concurrent start/stop calls
+    bulk-import.json       present only while a bulk import has the database offline (see offline_import)
 
 The jars come from ``docker/server-assembly`` (Neo4j, GDS, APOC) and ``procedures/`` (our plugin), each built
 by Maven once; a stamp records what was installed so that later starts skip Maven entirely.
@@ -13,13 +14,16 @@ by Maven once; a stamp records what was installed so that later starts skip Mave
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kgqa.core import config
@@ -29,6 +33,10 @@ from kgqa.core.process import file_lock, last_line, live_pid, log_lines, log_siz
 ENTRY_POINT = "org.neo4j.server.startup.Neo4jCommand"
 ADMIN_ENTRY_POINT = "org.neo4j.server.startup.Neo4jAdminCommand"
 START_TIMEOUT_S = float(os.environ.get("KGQA_START_TIMEOUT", "180"))
+DATABASE = "neo4j"  # Neo4j Community's one user database: the one a bulk import replaces
+# The phases of a bulk import that a kill can interrupt, as recorded in the marker file.
+IMPORTING = "importing"  # the earlier store is set aside; a partial new one may be on disk
+IMPORTED = "imported"  # neo4j-admin finished; the new store is whole
 
 # Neo4j's stock neo4j.conf carries these JVM flags; the bootloader does not add them by itself.
 _JVM_FLAGS = [
@@ -77,6 +85,8 @@ class ManagedServer:
         self.password_file = self.home / "neo4j-password"
         self.log_file = self.neo4j_home / "logs" / "neo4j.log"
         self.pid_file = self.neo4j_home / "run" / "neo4j.pid"
+        self.import_marker = self.home / "bulk-import.json"
+        self.aside_dir = self.neo4j_home / "data" / "kgqa-before-import"
 
     @property
     def uri(self) -> str:
@@ -90,6 +100,7 @@ class ManagedServer:
             if self.pid() is not None:
                 self._wait_for_bolt(time.monotonic() + START_TIMEOUT_S)
                 return self.status()
+            self._recover_interrupted_import(say)
             self._check_port_free()
             say("checking the Neo4j, GDS and APOC jars")
             self._install_server_jars(say)
@@ -120,6 +131,36 @@ class ManagedServer:
                     f"Neo4j did not stop: {last_line(proc.stdout + proc.stderr)} (log: {self.log_file})"
                 )
             return True
+
+    @contextlib.contextmanager
+    def offline_import(self, kg: str) -> Iterator[Callable[[], None]]:
+        """The server stopped for ``neo4j-admin database import``, and started again after it.
+
+        neo4j-admin replaces the database, so a failed or killed import would otherwise leave neither the
+        earlier KG nor the new one. The earlier store is moved aside first (a rename: instant at any size)
+        and a marker records the import; the caller calls the yielded function once the import is whole.
+        On an error the earlier store comes back. When the process is killed instead, the next
+        ``start()`` (``kgqa server start``, or any load) finds the marker and finishes the job: the earlier
+        store comes back, or, when the import had finished, the new one is kept.
+        """
+        self.stop()
+        with file_lock(self.home / "server.lock"):
+            self._recover_interrupted_import(lambda _msg: None)
+            self._write_marker(kg, IMPORTING)
+            self.aside_dir.mkdir(parents=True, exist_ok=True)
+            for store, aside in self._stores():
+                if store.exists():
+                    store.rename(aside)
+        try:
+            yield lambda: self._write_marker(kg, IMPORTED)
+        except BaseException:
+            with file_lock(self.home / "server.lock"):
+                self._finish_import(keep_new=False)
+            self.start()
+            raise
+        with file_lock(self.home / "server.lock"):
+            self._finish_import(keep_new=self._read_marker().get("phase") == IMPORTED)
+        self.start()
 
     def status(self, query_versions: bool = True) -> ServerStatus:
         pid = self.pid()
@@ -157,6 +198,88 @@ class ManagedServer:
         except (FileNotFoundError, ValueError):
             return None
         return live_pid(pid, [str(self.neo4j_home).encode()])
+
+    # ----------------------------------------------------------------- bulk import recovery
+    def _stores(self) -> list[tuple[Path, Path]]:
+        """(the database's directory, where it waits during an import) for its store and its tx logs."""
+        data = self.neo4j_home / "data"
+        return [(data / part / DATABASE, self.aside_dir / part) for part in ("databases", "transactions")]
+
+    def _write_marker(self, kg: str, phase: str) -> None:
+        record = {
+            "kg": kg,
+            "pid": os.getpid(),
+            "phase": phase,
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        partial = self.import_marker.with_suffix(".tmp")
+        partial.write_text(json.dumps(record))
+        partial.replace(self.import_marker)  # atomic: a kill leaves the old marker or the new one
+
+    def _read_marker(self) -> dict[str, object]:
+        try:
+            record = json.loads(self.import_marker.read_text())
+        except FileNotFoundError:
+            return {}
+        except (ValueError, OSError):
+            return {"phase": IMPORTING}  # unreadable: the safe reading is that the import did not finish
+        return record if isinstance(record, dict) else {"phase": IMPORTING}
+
+    def _finish_import(self, keep_new: bool) -> None:
+        """Keeps the new store (dropping the earlier one) or puts the earlier one back; clears the marker."""
+        for store, aside in self._stores():
+            if not aside.exists():
+                continue
+            if keep_new and store.exists():
+                shutil.rmtree(aside)
+            else:
+                if store.exists():
+                    shutil.rmtree(store)
+                store.parent.mkdir(parents=True, exist_ok=True)
+                aside.rename(store)
+        with contextlib.suppress(OSError):
+            self.aside_dir.rmdir()
+        self.import_marker.unlink(missing_ok=True)
+
+    def _recover_interrupted_import(self, say: Callable[[str], None]) -> None:
+        """After a killed bulk import: put the database back as it was (or keep a finished import), or
+        refuse while that import is still running. Called with the server lock held."""
+        record = self._read_marker()
+        if not record:
+            return
+        kg = record.get("kg", "?")
+        pid = record.get("pid")
+        owner = live_pid(pid if isinstance(pid, int) else None, [b"kgqa"])
+        if owner is not None and owner != os.getpid():
+            raise KgqaError(
+                f"a bulk import of KG '{kg}' (pid {owner}) has the database offline; wait for it to "
+                f"finish, or stop it and run `kgqa server start` (marker: {self.import_marker})"
+            )
+        if self._admin_running():
+            raise KgqaError(
+                f"neo4j-admin is still importing into {self.neo4j_home}; wait for it to exit, then run "
+                "`kgqa server start`"
+            )
+        keep_new = record.get("phase") == IMPORTED
+        self._finish_import(keep_new)
+        if keep_new:
+            say(
+                f"a bulk load of KG '{kg}' stopped after its import: the imported graph is kept; run the "
+                "same `kgqa load … --bulk` again to finish it"
+            )
+        else:
+            say(
+                f"a bulk load of KG '{kg}' was interrupted during its import: the database is back as it "
+                "was before it"
+            )
+
+    def _admin_running(self) -> bool:
+        """Whether a neo4j-admin process of this home is alive (it outlives a killed `kgqa load`)."""
+        wanted = [ADMIN_ENTRY_POINT.encode(), str(self.neo4j_home).encode()]
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit() and live_pid(int(proc.name), wanted) is not None:
+                return True
+        return False
 
     # ----------------------------------------------------------------- installation
     def _install_server_jars(self, say) -> None:  # type: ignore[no-untyped-def]

@@ -208,7 +208,7 @@ def _bulk_load(
     server = ManagedServer()
     if server.pid() is None:
         progress.log("kgqa: starting the local Neo4j")
-        server.start()
+        server.start(on_progress=lambda message: progress.log(f"kgqa: {message}"))
     with _driver(None) as drv:
         existing = kg_info(drv, summary.kg)
         if _skip_if_loaded(drv, existing, summary, options, digest):
@@ -234,12 +234,9 @@ def _bulk_load(
         files = prepare(staging, summary.kg, plan.default_name, progress)
         summary.phases["sort_and_csv"] = time.monotonic() - t0
         t0 = time.monotonic()
-        with progress.step("neo4j-admin import"):
-            server.stop()
-            try:
-                done = neo4j_import(server.admin, files, staging / "import.report")
-            finally:
-                server.start()
+        with progress.step("neo4j-admin import"), server.offline_import(summary.kg) as imported:
+            done = neo4j_import(server.admin, files, staging / "import.report")
+            imported()
         summary.phases["import"] = time.monotonic() - t0
         summary.notes.append(f"neo4j-admin: {done}")
     finally:

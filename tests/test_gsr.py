@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -203,6 +204,12 @@ def test_a_kg_without_questions_trains_from_its_own_chains(tmp_path: Path) -> No
     report = gsr.train_gsr(relations, tmp_path / "m", cfg=cfg, path_chains=chains, questions=False)
     assert report.validation > 0 and (tmp_path / "m" / "vocab.txt").is_file()
     assert ChainModel(tmp_path / "m").chains("[MASK] directed by", beams=2)
+    # refit (the default): a second run on every wording, the held-out ones included
+    assert report.refit_examples == report.examples + report.validation
+    once = gsr.train_gsr(
+        relations, tmp_path / "once", cfg=replace(cfg, refit=False), path_chains=chains, questions=False
+    )
+    assert once.refit_examples == 0 and once.examples == report.examples
 
 
 def test_given_chains_score_as_the_beam_search_scored_them(gsr_model: str) -> None:

@@ -26,7 +26,8 @@ RANK = {
     "answer": 5,
     "qa": 6,  # link -> retrieve -> answer, the method registry, stage timing
     "evaluation": 7,
-    "cli": 8,
+    "service": 8,  # kgqa serve: the question-answering layer over HTTP
+    "cli": 9,
 }
 # Training code is imported by `kgqa train` (cli) and by itself only: query time never trains.
 MAY_IMPORT_TRAINING = {"cli", "training"}

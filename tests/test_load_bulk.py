@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -174,3 +176,84 @@ def test_bulk_needs_the_managed_server() -> None:
         result.returncode != 0
         and "--bulk imports with neo4j-admin into the managed local server" in result.stderr
     )
+
+
+# A bulk load killed while neo4j-admin has the database offline: the process dies inside
+# ManagedServer.offline_import without running any clean-up (os._exit is what SIGKILL leaves behind).
+KILLED_DURING_IMPORT = """
+import os, sys
+from pathlib import Path
+from kgqa.graph.server import ManagedServer
+server = ManagedServer(home=Path(sys.argv[1]), port=int(sys.argv[2]))
+with server.offline_import(sys.argv[3]) as imported:
+    store = server.neo4j_home / "data" / "databases" / "neo4j"
+    if sys.argv[4] == "imported":  # neo4j-admin finished: a whole store (here the earlier one, copied)
+        import shutil
+        data = server.neo4j_home / "data"
+        shutil.copytree(server.aside_dir / "databases", store)
+        shutil.copytree(server.aside_dir / "transactions", data / "transactions" / "neo4j")
+        imported()
+    else:  # neo4j-admin was half-way: a partial store
+        store.mkdir(parents=True)
+        (store / "neostore").write_bytes(b"half an import")
+    os._exit(9)
+"""
+
+
+def _kgs(server: ManagedServer) -> dict[str, int]:
+    with _fresh(server) as fresh:
+        rows = fresh.execute_query("MATCH (k:KG) RETURN k.name AS n, k.entities AS e").records
+        return {r["n"]: r["e"] for r in rows}
+
+
+@pytest.mark.parametrize("phase", ["importing", "imported"])
+def test_a_killed_bulk_import_is_recovered_by_the_next_start(bulk_server: ManagedServer, phase: str) -> None:
+    before = _kgs(bulk_server)
+    assert before, "the earlier tests leave one KG in the bulk database"
+    kg = next(iter(before))
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_DURING_IMPORT, str(BULK_HOME), str(BULK_PORT), kg, phase],
+        env={**os.environ, **BULK_ENV},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == 9, killed.stderr[-2000:]
+    assert bulk_server.pid() is None and bulk_server.import_marker.exists()
+
+    started = run_kgqa("server", "start", env=BULK_ENV, timeout=300)
+    assert started.returncode == 0, started.stderr[-2000:]
+    said = "the imported graph is kept" if phase == "imported" else "the database is back as it was"
+    assert f"a bulk load of KG '{kg}'" in started.stderr and said in started.stderr
+    assert not bulk_server.import_marker.exists() and not bulk_server.aside_dir.exists()
+    assert _kgs(bulk_server) == before
+
+
+def test_a_failed_bulk_import_puts_the_database_back(bulk_server: ManagedServer) -> None:
+    before = _kgs(bulk_server)
+    with pytest.raises(RuntimeError, match="neo4j-admin failed"), bulk_server.offline_import("t_bulk_x"):
+        store = bulk_server.neo4j_home / "data" / "databases" / "neo4j"
+        store.mkdir(parents=True)
+        (store / "neostore").write_bytes(b"half an import")
+        raise RuntimeError("neo4j-admin failed")
+    assert bulk_server.pid() is not None and not bulk_server.import_marker.exists()
+    assert _kgs(bulk_server) == before
+
+
+def test_start_refuses_while_a_bulk_import_runs(bulk_server: ManagedServer) -> None:
+    # A live kgqa process owns the marker: `server start` must not touch the database under it.
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "kgqa"])
+    try:
+        bulk_server.import_marker.write_text(
+            json.dumps({"kg": "t_bulk_x", "pid": owner.pid, "phase": "importing"})
+        )
+        bulk_server.stop()
+        started = run_kgqa("server", "start", env=BULK_ENV, timeout=120)
+        assert started.returncode != 0
+        line = started.stderr.strip().splitlines()[-1]
+        assert f"a bulk import of KG 't_bulk_x' (pid {owner.pid}) has the database offline" in line
+    finally:
+        owner.kill()
+        owner.wait()
+        bulk_server.import_marker.unlink(missing_ok=True)
+    assert run_kgqa("server", "start", env=BULK_ENV, timeout=300).returncode == 0

@@ -108,7 +108,9 @@ class TrainConfig:
     # Steps of the path code in each entity code (by which relations the entity is reached; 0: DDE only).
     path_steps: int = PATH_STEPS
     epochs: int = 12
-    limit: int | None = None  # training questions per hop (None: all of the train part)
+    # Training questions per hop (None: all of the train part). 3000 measured within 0.02 of 1000's 3-hop
+    # validation recall and keeps training near 20 minutes on 2 cores; all of it takes three times as long.
+    limit: int | None = 3000
     val_questions: int = 300  # validation questions per hop for early stopping
     hidden: int = 256
     question_relation: bool = False  # z_q ⊙ z_rel as a feature block (TripleScorer)

@@ -1,5 +1,6 @@
 package io.kgqa.procedures.frag;
 
+import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TopicEntities;
 import java.util.ArrayList;
@@ -104,11 +105,7 @@ public class FragProcedures {
         double damping = options.number("damping", DEFAULT_DAMPING, 0.0, 0.999);
         int maxIterations = options.integer("maxIterations", DEFAULT_MAX_ITERATIONS, 1, LIMIT);
         double tolerance = options.number("tolerance", DEFAULT_TOLERANCE, 0.0, 1.0);
-        if (kg == null || kg.isBlank()) {
-            throw new IllegalArgumentException("kg must be the name of a loaded KG, got "
-                    + (kg == null ? "null" : "an empty string"));
-        }
-        List<Node> topics = TopicEntities.byIds(tx, kg, topicIds);
+        List<Node> topics = TopicEntities.byIds(tx, KnowledgeGraphs.require(tx, kg, "kg"), topicIds);
         Neighbourhood whole = expand(kg, topics, hops, maxDegree, maxFanout, maxNew, maxNodes);
         if (keepNodes == 0 || whole.nodes.size() <= keepNodes) {
             return Stream.of(whole);

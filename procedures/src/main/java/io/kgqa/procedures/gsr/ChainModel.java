@@ -8,6 +8,7 @@ import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.WordPieceTokenizer;
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.Json;
 import java.nio.LongBuffer;
 import java.nio.file.Files;
@@ -66,7 +67,7 @@ public final class ChainModel implements AutoCloseable {
         for (String file : FILES) {
             Path path = directory.resolve(file);
             if (!Files.isRegularFile(path)) {
-                throw new IllegalArgumentException("no GSR model '" + name + "' in " + directory.getParent()
+                throw new BadArgumentException("config.model: no GSR model '" + name + "' in " + directory.getParent()
                         + " (missing " + file + "); train one with `kgqa train gsr --name " + name + "`");
             }
             files.add(path);
@@ -82,7 +83,7 @@ public final class ChainModel implements AutoCloseable {
     static ChainModel load(String name, Path directory) throws Exception {
         Map<String, Object> meta = Json.readObject(directory.resolve("meta.json"));
         if (!(meta.get("chain_tokens") instanceof List<?> tokens) || tokens.size() < 4) {
-            throw new IllegalArgumentException(directory.resolve("meta.json") + ": chain_tokens must list <pad>, <bos>,"
+            throw new BadArgumentException(directory.resolve("meta.json") + ": chain_tokens must list <pad>, <bos>,"
                     + " <eos> and at least one relation token");
         }
         List<Chain.Step> steps = new ArrayList<>(tokens.size());
@@ -93,7 +94,7 @@ public final class ChainModel implements AutoCloseable {
             } else if (token.length() > 1 && (token.endsWith(">") || token.endsWith("<"))) {
                 steps.add(new Chain.Step(token.substring(0, token.length() - 1), token.endsWith(">")));
             } else {
-                throw new IllegalArgumentException(directory.resolve("meta.json") + ": chain_tokens[" + i + "] '" + token
+                throw new BadArgumentException(directory.resolve("meta.json") + ": chain_tokens[" + i + "] '" + token
                         + "' is not a relation followed by > or <");
             }
         }

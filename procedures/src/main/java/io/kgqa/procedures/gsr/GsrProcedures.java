@@ -3,6 +3,7 @@ package io.kgqa.procedures.gsr;
 import io.kgqa.procedures.linking.EntityLinker;
 import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.Onnx;
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
 import java.util.ArrayList;
@@ -126,6 +127,7 @@ public class GsrProcedures {
         int beams = options.integer("beams", DEFAULT_BEAMS, 1, MAX_BEAMS);
         String modelName = options.string("model", ChainModel.DEFAULT_NAME);
         List<String> spans = options.strings("topicSpans");
+        options.strings("topicEntities"); // checked here too: a bracket or topicSpans means it is not read below
         if (spans == null && !hasBracket(question)) {
             // Linking needs a KG; a question that names its entity in brackets or by config.topicSpans does not.
             spans = topics(question, options, KnowledgeGraphs.fromConfig(tx, options)).spans();
@@ -209,14 +211,14 @@ public class GsrProcedures {
             return new Topics(nodes, spans != null ? spans : linkedSpans);
         }
         if (given.isEmpty()) {
-            throw new IllegalArgumentException("config.topicEntities must not be empty (omit it to link the question)");
+            throw new BadArgumentException("config.topicEntities must not be empty (omit it to link the question)");
         }
         return new Topics(linker.resolveExplicit(given, "config.topicEntities"), spans != null ? spans : given);
     }
 
     private static void requireQuestion(String question) {
         if (question == null || question.isBlank()) {
-            throw new IllegalArgumentException("question must be a non-empty string, got "
+            throw new BadArgumentException("question must be a non-empty string, got "
                     + (question == null ? "null" : "'" + question + "'"));
         }
     }

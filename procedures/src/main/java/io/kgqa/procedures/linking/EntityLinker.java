@@ -4,6 +4,7 @@ import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextEncoder;
+import io.kgqa.procedures.util.BadArgumentException;
 import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -445,7 +446,7 @@ public final class EntityLinker {
             String text = texts.get(i);
             List<Node> nodes = resolveOne(text);
             if (nodes.isEmpty()) {
-                throw new IllegalArgumentException(where + "[" + i + "]: no entity with id or name '" + text
+                throw new BadArgumentException(where + "[" + i + "]: no entity with id or name '" + text
                         + "' in KG '" + kg + "'");
             }
             for (Node node : nodes) {

@@ -1,5 +1,6 @@
 package io.kgqa.procedures.linking;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
 import java.util.Map;
@@ -70,7 +71,7 @@ public class LinkingProcedures {
         Options options = new Options(config, "config", ENTITIES_KEYS);
         int maxEntities = options.integer("maxEntities", DEFAULT_MAX_ENTITIES, 1, LIMIT_MAX_ENTITIES);
         if (question == null) {
-            throw new IllegalArgumentException("question must be a string, got null");
+            throw new BadArgumentException("question must be a string, got null");
         }
         String kg = KnowledgeGraphs.fromConfig(tx, options);
         double ratio = options.number("secondaryRatio", EntityLinker.SECONDARY_RATIO, 0, 1);

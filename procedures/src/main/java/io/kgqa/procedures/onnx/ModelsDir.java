@@ -1,5 +1,6 @@
 package io.kgqa.procedures.onnx;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import java.nio.file.Path;
 import java.util.regex.Pattern;
 
@@ -47,7 +48,7 @@ public final class ModelsDir {
      */
     public static Path modelDir(String kind, String name, String argumentName) {
         if (name == null || !SAFE_NAME.matcher(name).matches() || name.contains("..")) {
-            throw new IllegalArgumentException(argumentName + " must be a model name of letters, digits, '.', '_'"
+            throw new BadArgumentException(argumentName + " must be a model name of letters, digits, '.', '_'"
                     + " or '-' (at most 128 characters), got " + (name == null ? "null" : "'" + name + "'"));
         }
         return root().resolve(kind).resolve(name);

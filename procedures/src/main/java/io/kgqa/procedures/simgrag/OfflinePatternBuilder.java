@@ -1,5 +1,6 @@
 package io.kgqa.procedures.simgrag;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -91,7 +92,7 @@ public final class OfflinePatternBuilder {
      */
     public Built build(String question, List<Entity> entities, java.util.function.BiPredicate<Integer, String> incident) {
         if (entities.isEmpty()) {
-            throw new IllegalArgumentException("question: no entity of the KG found in '" + question
+            throw new BadArgumentException("question: no entity of the KG found in '" + question
                     + "'; a pattern needs at least one (mark it with [brackets])");
         }
         List<Token> tokens = tokens(question, entities);

@@ -1,5 +1,6 @@
 package io.kgqa.procedures.simgrag;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,10 +49,10 @@ public final class PatternGraph {
      */
     public static PatternGraph of(List<RawEdge> raw, int maxEdges) {
         if (raw == null || raw.isEmpty()) {
-            throw new IllegalArgumentException("pattern must have at least one edge [head, relation, tail]");
+            throw new BadArgumentException("pattern must have at least one edge [head, relation, tail]");
         }
         if (raw.size() > maxEdges) {
-            throw new IllegalArgumentException("pattern has " + raw.size() + " edges; at most " + maxEdges
+            throw new BadArgumentException("pattern has " + raw.size() + " edges; at most " + maxEdges
                     + " are allowed (config.maxEdges)");
         }
         Map<String, Integer> index = new LinkedHashMap<>();
@@ -61,15 +62,15 @@ public final class PatternGraph {
             RawEdge e = raw.get(i);
             String where = "pattern edge " + (i + 1) + " " + show(e);
             if (e.head() == null || e.head().isBlank() || e.tail() == null || e.tail().isBlank()) {
-                throw new IllegalArgumentException(where + ": a relation needs a head and a tail node");
+                throw new BadArgumentException(where + ": a relation needs a head and a tail node");
             }
             if (e.relation() == null || e.relation().isBlank()) {
-                throw new IllegalArgumentException(where + ": the relation is empty (write UNKNOWN for any relation)");
+                throw new BadArgumentException(where + ": the relation is empty (write UNKNOWN for any relation)");
             }
             String head = e.head().strip();
             String tail = e.tail().strip();
             if (head.equals(tail)) {
-                throw new IllegalArgumentException(where + ": a self-loop (head and tail are the same node) is not"
+                throw new BadArgumentException(where + ": a self-loop (head and tail are the same node) is not"
                         + " supported");
             }
             int h = index.computeIfAbsent(head, t -> {

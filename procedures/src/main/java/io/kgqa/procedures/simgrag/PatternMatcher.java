@@ -1,5 +1,6 @@
 package io.kgqa.procedures.simgrag;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -119,7 +120,7 @@ public final class PatternMatcher<N> {
         }
         if (root < 0) {
             PatternGraph.Edge first = pattern.edges.get(edgeIndexes.get(0));
-            throw new IllegalArgumentException("pattern edge " + (edgeIndexes.get(0) + 1) + " " + pattern.show(first)
+            throw new BadArgumentException("pattern edge " + (edgeIndexes.get(0) + 1) + " " + pattern.show(first)
                     + ": its part of the pattern has no known entity to start from (only UNKNOWN nodes)");
         }
         return root;

@@ -1,5 +1,6 @@
 package io.kgqa.procedures.simgrag;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.Options;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,7 +20,7 @@ final class Patterns {
 
     static List<PatternGraph.RawEdge> parse(List<Object> pattern) {
         if (pattern == null) {
-            throw new IllegalArgumentException("pattern must be a list of edges [head, relation, tail], got null");
+            throw new BadArgumentException("pattern must be a list of edges [head, relation, tail], got null");
         }
         List<PatternGraph.RawEdge> out = new ArrayList<>();
         for (int i = 0; i < pattern.size(); i++) {
@@ -27,7 +28,7 @@ final class Patterns {
             String where = "pattern edge " + (i + 1);
             if (edge instanceof List<?> list) {
                 if (list.size() != 3) {
-                    throw new IllegalArgumentException(where + " " + list + ": an edge is [head, relation, tail] (3"
+                    throw new BadArgumentException(where + " " + list + ": an edge is [head, relation, tail] (3"
                             + " strings), got " + list.size() + " items");
                 }
                 out.add(new PatternGraph.RawEdge(text(list.get(0), where), text(list.get(1), where),
@@ -36,7 +37,7 @@ final class Patterns {
                 out.add(new PatternGraph.RawEdge(text(map.get("head"), where), text(map.get("relation"), where),
                         text(map.get("tail"), where)));
             } else {
-                throw new IllegalArgumentException(where + ": an edge is [head, relation, tail] or {head, relation,"
+                throw new BadArgumentException(where + ": an edge is [head, relation, tail] or {head, relation,"
                         + " tail}, got " + Options.describe(edge));
             }
         }
@@ -48,7 +49,7 @@ final class Patterns {
             return null;
         }
         if (!(value instanceof String s)) {
-            throw new IllegalArgumentException(where + ": nodes and relations are strings, got " + Options.describe(value));
+            throw new BadArgumentException(where + ": nodes and relations are strings, got " + Options.describe(value));
         }
         return s;
     }
@@ -61,14 +62,14 @@ final class Patterns {
         }
         Object raw = options.raw("entities");
         if (!(raw instanceof Map<?, ?> map)) {
-            throw new IllegalArgumentException("config.entities must be a map of pattern node -> list of entity ids,"
+            throw new BadArgumentException("config.entities must be a map of pattern node -> list of entity ids,"
                     + " got " + Options.describe(raw));
         }
         for (Map.Entry<?, ?> e : map.entrySet()) {
             String node = String.valueOf(e.getKey());
             boolean known = graph.nodes.stream().anyMatch(n -> n.text().equals(node) && !n.variable());
             if (!known) {
-                throw new IllegalArgumentException("config.entities: '" + node + "' is not a known (non-UNKNOWN) node"
+                throw new BadArgumentException("config.entities: '" + node + "' is not a known (non-UNKNOWN) node"
                         + " of the pattern");
             }
             List<Node> nodes = new ArrayList<>();
@@ -80,7 +81,7 @@ final class Patterns {
                     n = found.hasNext() ? found.next() : null;
                 }
                 if (n == null) {
-                    throw new IllegalArgumentException("config.entities." + node + ": no entity with id '" + id
+                    throw new BadArgumentException("config.entities." + node + ": no entity with id '" + id
                             + "' in KG '" + kg + "'");
                 }
                 nodes.add(n);

@@ -1,6 +1,7 @@
 package io.kgqa.procedures.simgrag;
 
 import io.kgqa.procedures.linking.EntityLinker;
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -56,7 +57,7 @@ public final class QuestionPatterns {
     public static QuestionPattern build(Transaction tx, String kg, String question, List<String> topicEntities,
                                         List<String> topicSpans, boolean bridge, Log log) {
         if (question == null || question.isBlank()) {
-            throw new IllegalArgumentException("question must not be empty");
+            throw new BadArgumentException("question must not be empty");
         }
         EntityLinker linker = new EntityLinker(tx, kg, log);
         List<OfflinePatternBuilder.Entity> entities = new ArrayList<>();
@@ -64,10 +65,10 @@ public final class QuestionPatterns {
         Map<String, String> ids = new LinkedHashMap<>();
         if (topicEntities != null) {
             if (topicEntities.isEmpty()) {
-                throw new IllegalArgumentException("config.topicEntities must not be empty (omit it to link the question)");
+                throw new BadArgumentException("config.topicEntities must not be empty (omit it to link the question)");
             }
             if (topicSpans != null && topicSpans.size() != topicEntities.size()) {
-                throw new IllegalArgumentException("config.topicSpans must have one span per topic entity ("
+                throw new BadArgumentException("config.topicSpans must have one span per topic entity ("
                         + topicEntities.size() + "), got " + topicSpans.size());
             }
             List<Node> nodes = linker.resolveExplicit(topicEntities, "config.topicEntities");
@@ -171,7 +172,7 @@ public final class QuestionPatterns {
             }
         }
         if (texts.isEmpty()) {
-            throw new IllegalArgumentException("KG '" + kg + "' has no :Relation nodes; reload it with `kgqa load`");
+            throw new BadArgumentException("KG '" + kg + "' has no :Relation nodes; reload it with `kgqa load`");
         }
         RelationMentions built = new RelationMentions(texts, embedder());
         VOCABULARIES.keySet().removeIf(k -> k.startsWith(kg + "\u0000"));

@@ -9,6 +9,7 @@ import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextEncoder;
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.Json;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -125,7 +126,7 @@ public final class ScorerModel implements AutoCloseable {
         Path model = directory.resolve("model.onnx");
         Path meta = directory.resolve("meta.json");
         if (!Files.isRegularFile(model) || !Files.isRegularFile(meta)) {
-            throw new IllegalArgumentException("no SubgraphRAG model '" + name + "' in " + directory.getParent()
+            throw new BadArgumentException("config.model: no SubgraphRAG model '" + name + "' in " + directory.getParent()
                     + "; train one with `kgqa train subgraphrag`");
         }
         Path parts = directory.resolve(PARTS_FILE);
@@ -157,20 +158,20 @@ public final class ScorerModel implements AutoCloseable {
     private void checkSignature(Path directory) throws OrtException {
         Map<String, NodeInfo> inputs = session.getInputInfo();
         if (!inputs.containsKey(INPUT) || !session.getOutputNames().contains(OUTPUT)) {
-            throw new IllegalArgumentException("SubgraphRAG model in " + directory + " must have input '" + INPUT
+            throw new BadArgumentException("SubgraphRAG model in " + directory + " must have input '" + INPUT
                     + "' and output '" + OUTPUT + "'; it has inputs " + inputs.keySet()
                     + " and outputs " + session.getOutputNames());
         }
         if (inputs.get(INPUT).getInfo() instanceof TensorInfo info) {
             long[] shape = info.getShape();
             if (shape.length != 2 || (shape[1] > 0 && shape[1] != inputDim)) {
-                throw new IllegalArgumentException("SubgraphRAG model in " + directory + ": input '" + INPUT
+                throw new BadArgumentException("SubgraphRAG model in " + directory + ": input '" + INPUT
                         + "' has shape " + java.util.Arrays.toString(shape) + " but meta.json says input_dim "
                         + inputDim);
             }
         }
         if (inputDim != featureDim(includeSeed)) {
-            throw new IllegalArgumentException("SubgraphRAG model in " + directory + ": meta.json input_dim "
+            throw new BadArgumentException("SubgraphRAG model in " + directory + ": meta.json input_dim "
                     + inputDim + " does not match " + questionBlocks() + " x embedding_dim " + embeddingDim + " + 2 x DDE("
                     + forwardRounds + " forward, " + reverseRounds + " reverse rounds, include_seed " + includeSeed
                     + ") = " + featureDim(includeSeed));
@@ -182,7 +183,7 @@ public final class ScorerModel implements AutoCloseable {
             return;
         }
         if (!parts.getInputNames().containsAll(PARTS_INPUTS) || !parts.getOutputNames().containsAll(PARTS_OUTPUTS)) {
-            throw new IllegalArgumentException("SubgraphRAG model in " + directory + ": " + PARTS_FILE + " must have"
+            throw new BadArgumentException("SubgraphRAG model in " + directory + ": " + PARTS_FILE + " must have"
                     + " inputs " + PARTS_INPUTS + " and outputs " + PARTS_OUTPUTS + "; it has inputs "
                     + parts.getInputNames() + " and outputs " + parts.getOutputNames()
                     + " (rewrite it with `python -m kgqa.training.scorer_onnx " + name + "`)");
@@ -422,7 +423,7 @@ public final class ScorerModel implements AutoCloseable {
         if (meta.get(key) instanceof Number n) {
             return n.intValue();
         }
-        throw new IllegalArgumentException("SubgraphRAG model in " + directory + ": meta.json has no integer '" + key + "'");
+        throw new BadArgumentException("SubgraphRAG model in " + directory + ": meta.json has no integer '" + key + "'");
     }
 
     private static int optionalInt(Map<String, Object> meta, String key, int fallback) {

@@ -5,6 +5,7 @@ import io.kgqa.procedures.linking.QuestionText;
 import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextFunctions;
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.EmbeddingCache;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
@@ -16,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.neo4j.graphdb.Label;
@@ -180,7 +182,7 @@ public class SubgraphRagProcedures {
         Options options = new Options(config, "config", RETRIEVE_KEYS);
         String select = options.string("select", "top");
         if (!SELECTIONS.contains(select)) {
-            throw new IllegalArgumentException("config.select must be 'top' or 'paths', got '" + select + "'");
+            throw new BadArgumentException("config.select must be 'top' or 'paths', got '" + select + "'");
         }
         Scored scored = scoreQuestion(question, options);
         if (scored == null) {
@@ -259,7 +261,7 @@ public class SubgraphRagProcedures {
         String modelName = options.string("model", DEFAULT_MODEL);
         List<String> topicTexts = options.strings("topicEntities");
         if (question == null) {
-            throw new IllegalArgumentException("question must be a string, got null");
+            throw new BadArgumentException("question must be a string, got null");
         }
         String kgName = KnowledgeGraphs.fromConfig(tx, options);
 
@@ -271,7 +273,7 @@ public class SubgraphRagProcedures {
                     model.maxCandidates != null ? model.maxCandidates : DEFAULT_MAX_CANDIDATES, 1, LIMIT_MAX_CANDIDATES);
             boolean includeSeed = options.bool("includeSeed", model.includeSeed);
             if (model.featureDim(includeSeed) != model.inputDim) {
-                throw new IllegalArgumentException("config.includeSeed: model '" + modelName + "' was trained with"
+                throw new BadArgumentException("config.includeSeed: model '" + modelName + "' was trained with"
                         + " include_seed " + model.includeSeed + " (input_dim " + model.inputDim + "); includeSeed "
                         + includeSeed + " would give " + model.featureDim(includeSeed) + " features");
             }
@@ -281,7 +283,7 @@ public class SubgraphRagProcedures {
 
             float[] questionVector = options.vector("questionEmbedding", model.embeddingDim);
             if (questionVector == null && question.isBlank()) {
-                throw new IllegalArgumentException("question must not be empty (or pass config.questionEmbedding"
+                throw new BadArgumentException("question must not be empty (or pass config.questionEmbedding"
                         + " and config.topicEntities)");
             }
 
@@ -327,7 +329,7 @@ public class SubgraphRagProcedures {
         boolean cacheEmbeddings = options.bool("cacheEmbeddings", true);
         float[] question = options.vector("questionEmbedding");
         if (question == null) {
-            throw new IllegalArgumentException("config.questionEmbedding is required: the question's vector");
+            throw new BadArgumentException("config.questionEmbedding is required: the question's vector");
         }
         String kgName = KnowledgeGraphs.require(tx, kg, "kg");
         List<Node> topics = TopicEntities.byIds(tx, kgName, topicIds);
@@ -337,9 +339,11 @@ public class SubgraphRagProcedures {
             return Stream.empty();
         }
         int dim = question.length;
+        // The caller's vector, not the KG, is what is wrong when their lengths differ.
+        Function<String, RuntimeException> mismatch = fact -> new BadArgumentException(
+                "config.questionEmbedding has " + dim + " numbers, but " + fact);
         // Each entity and relation is compared with the question once, however many triples it is in.
-        float[][] vectors = entityVectors(subgraph, dim, kgName, "config.questionEmbedding has " + dim + " numbers",
-                cacheEmbeddings);
+        float[][] vectors = entityVectors(subgraph, dim, kgName, mismatch, cacheEmbeddings);
         double[] nodeSimilarity = new double[vectors.length];
         for (int v = 0; v < vectors.length; v++) {
             nodeSimilarity[v] = Vectors.cosine(question, vectors[v]);
@@ -349,7 +353,7 @@ public class SubgraphRagProcedures {
         for (int i = 0; i < scores.length; i++) {
             String type = subgraph.relationships.get(i).getType().name();
             double relation = relationSimilarity.computeIfAbsent(type,
-                    t -> Vectors.cosine(question, relationEmbedding(kgName, t, dim)));
+                    t -> Vectors.cosine(question, relationEmbedding(kgName, t, dim, mismatch)));
             scores[i] = (float) (nodeSimilarity[subgraph.heads[i]] + relation + nodeSimilarity[subgraph.tails[i]]);
         }
         return topK(subgraph, scores, k).stream();
@@ -363,7 +367,7 @@ public class SubgraphRagProcedures {
             String message = "more than " + maxCandidates + " candidate triples within " + hops + " hops of "
                     + topics.size() + " topic entities in KG '" + kg + "'";
             if (failOnTruncation) {
-                throw new IllegalArgumentException("config.maxCandidates: " + message
+                throw new BadArgumentException("config.maxCandidates: " + message
                         + "; raise maxCandidates or lower hops");
             }
             if (log != null) {
@@ -382,14 +386,14 @@ public class SubgraphRagProcedures {
         EntityLinker linker = new EntityLinker(tx, kg, log);
         if (topicTexts != null) {
             if (topicTexts.isEmpty()) {
-                throw new IllegalArgumentException("config.topicEntities must not be empty (omit it to link the question)");
+                throw new BadArgumentException("config.topicEntities must not be empty (omit it to link the question)");
             }
             return new Topics(linker.resolveExplicit(topicTexts, "config.topicEntities"), topicTexts);
         }
         // the same entities kgqa.link.entities streams for this question
         List<EntityLinker.Link> linked = linker.link(question, LINKED_TOPICS);
         if (linked.isEmpty()) {
-            throw new IllegalArgumentException("question: no topic entity of KG '" + kg + "' found in '" + question
+            throw new BadArgumentException("question: no topic entity of KG '" + kg + "' found in '" + question
                     + "'; mark it with [brackets] or pass config.topicEntities");
         }
         return new Topics(linked.stream().map(EntityLinker.Link::node).toList(),
@@ -400,14 +404,15 @@ public class SubgraphRagProcedures {
                           String kg, boolean cacheEmbeddings) {
         int dim = model.embeddingDim;
         int nodeCount = subgraph.nodes.size();
-        float[][] entityVectors = entityVectors(subgraph, dim, kg, "model '" + model.name + "' expects " + dim,
-                cacheEmbeddings);
+        Function<String, RuntimeException> mismatch = fact -> new IllegalStateException(
+                fact + "; model '" + model.name + "' expects " + dim);
+        float[][] entityVectors = entityVectors(subgraph, dim, kg, mismatch, cacheEmbeddings);
 
         Map<String, float[]> relationVectors = new HashMap<>();
         String[] types = new String[subgraph.size()];
         for (int i = 0; i < types.length; i++) {
             types[i] = subgraph.relationships.get(i).getType().name();
-            relationVectors.computeIfAbsent(types[i], type -> relationEmbedding(kg, type, dim));
+            relationVectors.computeIfAbsent(types[i], type -> relationEmbedding(kg, type, dim, mismatch));
         }
 
         double[][] codes = subgraph.entityCodes(model.forwardRounds, model.reverseRounds, includeSeed);
@@ -474,10 +479,11 @@ public class SubgraphRagProcedures {
     /**
      * The stored embedding of every node of the subgraph (null when a node has none, which is logged).
      *
-     * @param expected what fixes the dimension, for the error when an embedding has another one
+     * @param mismatch the error when an embedding is not {@code dim} long, from the fact ("entity 'x' of KG
+     *     'k' has a 384-d embedding"): whatever fixed {@code dim} decides whose fault that is
      */
-    private float[][] entityVectors(CandidateSubgraph subgraph, int dim, String kg, String expected,
-                                    boolean cacheEmbeddings) {
+    private float[][] entityVectors(CandidateSubgraph subgraph, int dim, String kg,
+                                    Function<String, RuntimeException> mismatch, boolean cacheEmbeddings) {
         int nodeCount = subgraph.nodes.size();
         float[][] vectors = new float[nodeCount][];
         int missing = 0;
@@ -488,8 +494,8 @@ public class SubgraphRagProcedures {
             if (vector == null) {
                 missing++;
             } else if (vector.length != dim) {
-                throw new IllegalStateException("entity '" + subgraph.nodes.get(v).getProperty("id", "?")
-                        + "' of KG '" + kg + "' has a " + vector.length + "-d embedding; " + expected);
+                throw mismatch.apply("entity '" + subgraph.nodes.get(v).getProperty("id", "?") + "' of KG '" + kg
+                        + "' has a " + vector.length + "-d embedding");
             }
             vectors[v] = vector;
         }
@@ -501,15 +507,15 @@ public class SubgraphRagProcedures {
     }
 
     /** The stored embedding of relation {@code type} in {@code kg}; null (zeros) when absent. */
-    private float[] relationEmbedding(String kg, String type, int dim) {
+    private float[] relationEmbedding(String kg, String type, int dim, Function<String, RuntimeException> mismatch) {
         try (ResourceIterator<Node> it = tx.findNodes(RELATION, "kg", kg, "name", type)) {
             if (!it.hasNext()) {
                 return null;
             }
             float[] vector = Vectors.toFloats(it.next().getProperty("embedding", null));
             if (vector != null && vector.length != dim) {
-                throw new IllegalStateException("relation '" + type + "' of KG '" + kg + "' has a " + vector.length
-                        + "-d embedding; expected " + dim);
+                throw mismatch.apply("relation '" + type + "' of KG '" + kg + "' has a " + vector.length
+                        + "-d embedding");
             }
             return vector;
         }

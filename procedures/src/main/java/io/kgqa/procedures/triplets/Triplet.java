@@ -1,5 +1,6 @@
 package io.kgqa.procedures.triplets;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -34,7 +35,7 @@ public record Triplet(String head, String relation, String tail) {
      */
     public static List<Triplet> parseAll(List<?> value, String argumentName) {
         if (value == null) {
-            throw new IllegalArgumentException(
+            throw new BadArgumentException(
                     argumentName + " must be a list of [head, relation, tail] string lists, got null");
         }
         List<Triplet> triplets = new ArrayList<>(value.size());
@@ -49,7 +50,7 @@ public record Triplet(String head, String relation, String tail) {
     private static Triplet parseOne(Object entry, String where) {
         if (entry instanceof List<?> parts) {
             if (parts.size() != 3) {
-                throw new IllegalArgumentException(where
+                throw new BadArgumentException(where
                         + " must have exactly 3 elements [head, relation, tail], got " + parts.size());
             }
             return new Triplet(
@@ -60,7 +61,7 @@ public record Triplet(String head, String relation, String tail) {
         if (entry instanceof Map<?, ?> map) {
             for (String key : MAP_KEYS) {
                 if (!map.containsKey(key)) {
-                    throw new IllegalArgumentException(where
+                    throw new BadArgumentException(where
                             + " must have the keys head, relation and tail; missing '" + key + "'");
                 }
             }
@@ -69,7 +70,7 @@ public record Triplet(String head, String relation, String tail) {
                     requireString(map.get("relation"), where + ".relation"),
                     requireString(map.get("tail"), where + ".tail"));
         }
-        throw new IllegalArgumentException(where
+        throw new BadArgumentException(where
                 + " must be a list [head, relation, tail] or a map {head, relation, tail}, got "
                 + describe(entry));
     }
@@ -78,7 +79,7 @@ public record Triplet(String head, String relation, String tail) {
         if (part instanceof String text) {
             return text;
         }
-        throw new IllegalArgumentException(where + " must be a string, got " + describe(part));
+        throw new BadArgumentException(where + " must be a string, got " + describe(part));
     }
 
     /** Cypher-flavoured type names, since the caller wrote Cypher, not Java. */

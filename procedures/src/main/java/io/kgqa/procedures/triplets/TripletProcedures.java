@@ -1,5 +1,6 @@
 package io.kgqa.procedures.triplets;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -79,14 +80,14 @@ public class TripletProcedures {
      */
     private static List<String> parseTopicEntities(List<Object> topicEntities) {
         if (topicEntities == null) {
-            throw new IllegalArgumentException(
+            throw new BadArgumentException(
                     "topicEntities must be a list of entity names (use [] for none), got null");
         }
         String[] names = new String[topicEntities.size()];
         int index = 0;
         for (Object entry : topicEntities) {
             if (!(entry instanceof String name)) {
-                throw new IllegalArgumentException("topicEntities[" + index + "] must be a string, got "
+                throw new BadArgumentException("topicEntities[" + index + "] must be a string, got "
                         + Triplet.describe(entry));
             }
             names[index++] = name;

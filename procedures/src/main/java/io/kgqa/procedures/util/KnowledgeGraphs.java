@@ -23,7 +23,7 @@ public final class KnowledgeGraphs {
      */
     public static String require(Transaction tx, String kg, String where) {
         if (kg == null || kg.isBlank()) {
-            throw new IllegalArgumentException(where + " must be the name of a loaded KG, got "
+            throw new BadArgumentException(where + " must be the name of a loaded KG, got "
                     + (kg == null ? "null" : "an empty string"));
         }
         try (ResourceIterator<Node> found = tx.findNodes(KG, "name", kg)) {
@@ -31,7 +31,7 @@ public final class KnowledgeGraphs {
                 return kg;
             }
         }
-        throw new IllegalArgumentException(where + ": no knowledge graph named '" + kg + "' is loaded" + known(tx));
+        throw new BadArgumentException(where + ": no knowledge graph named '" + kg + "' is loaded" + known(tx));
     }
 
     /**
@@ -54,7 +54,7 @@ public final class KnowledgeGraphs {
                 .filter(k -> k.getProperty("name", null) instanceof String)
                 .min(order)
                 .map(k -> (String) k.getProperty("name"))
-                .orElseThrow(() -> new IllegalArgumentException(
+                .orElseThrow(() -> new BadArgumentException(
                         where + ": no knowledge graph is loaded; run `kgqa load` first"));
     }
 

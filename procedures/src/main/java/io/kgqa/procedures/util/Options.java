@@ -23,7 +23,7 @@ public final class Options {
         this.argument = argument;
         for (String key : this.values.keySet()) {
             if (!allowed.contains(key)) {
-                throw new IllegalArgumentException(argument + " has an unknown key '" + key + "'; known keys: "
+                throw new BadArgumentException(argument + " has an unknown key '" + key + "'; known keys: "
                         + String.join(", ", new TreeSet<>(allowed)));
             }
         }
@@ -54,11 +54,14 @@ public final class Options {
         } else if (value instanceof Double d && d == Math.rint(d) && !Double.isInfinite(d)) {
             number = d.longValue();
         } else {
-            throw new IllegalArgumentException(where(key) + " must be an integer, got " + describe(value));
+            throw new BadArgumentException(where(key) + " must be an integer, got " + describe(value));
         }
         if (number < min || number > max) {
-            String range = max == Integer.MAX_VALUE ? (min == 1 ? "> 0" : ">= " + min) : "between " + min + " and " + max;
-            throw new IllegalArgumentException(where(key) + " must be " + range + ", got " + number);
+            // No upper bound but int's: a number above it is "too big", not "not > 0".
+            String range = max != Integer.MAX_VALUE ? "between " + min + " and " + max
+                    : number > max ? "at most " + max : min == 1 ? "> 0" : ">= " + min;
+            throw new BadArgumentException(where(key) + " must be " + range + ", got "
+                    + (value instanceof Double ? value : number));
         }
         return (int) number;
     }
@@ -70,11 +73,11 @@ public final class Options {
             return fallback;
         }
         if (!(value instanceof Number n) || Double.isNaN(n.doubleValue())) {
-            throw new IllegalArgumentException(where(key) + " must be a number, got " + describe(value));
+            throw new BadArgumentException(where(key) + " must be a number, got " + describe(value));
         }
         double x = n.doubleValue();
         if (x < min || x > max) {
-            throw new IllegalArgumentException(where(key) + " must be between " + min + " and " + max + ", got " + x);
+            throw new BadArgumentException(where(key) + " must be between " + min + " and " + max + ", got " + x);
         }
         return x;
     }
@@ -87,7 +90,7 @@ public final class Options {
         if (value instanceof Boolean b) {
             return b;
         }
-        throw new IllegalArgumentException(where(key) + " must be a boolean, got " + describe(value));
+        throw new BadArgumentException(where(key) + " must be a boolean, got " + describe(value));
     }
 
     /** A non-blank string, or {@code fallback} when absent. */
@@ -99,7 +102,7 @@ public final class Options {
         if (value instanceof String s && !s.isBlank()) {
             return s;
         }
-        throw new IllegalArgumentException(where(key) + " must be a non-empty string, got " + describe(value));
+        throw new BadArgumentException(where(key) + " must be a non-empty string, got " + describe(value));
     }
 
     /** A list of non-blank strings; null when absent. A single string is accepted as a one-element list. */
@@ -112,12 +115,12 @@ public final class Options {
             value = List.of(s);
         }
         if (!(value instanceof List<?> list)) {
-            throw new IllegalArgumentException(where(key) + " must be a list of strings, got " + describe(value));
+            throw new BadArgumentException(where(key) + " must be a list of strings, got " + describe(value));
         }
         List<String> out = new ArrayList<>(list.size());
         for (int i = 0; i < list.size(); i++) {
             if (!(list.get(i) instanceof String s) || s.isBlank()) {
-                throw new IllegalArgumentException(where(key) + "[" + i + "] must be a non-empty string, got "
+                throw new BadArgumentException(where(key) + "[" + i + "] must be a non-empty string, got "
                         + describe(list.get(i)));
             }
             out.add(s);
@@ -129,7 +132,7 @@ public final class Options {
     public float[] vector(String key, int dimension) {
         float[] out = vector(key);
         if (out != null && out.length != dimension) {
-            throw new IllegalArgumentException(where(key) + " must have " + dimension + " numbers (the model's"
+            throw new BadArgumentException(where(key) + " must have " + dimension + " numbers (the model's"
                     + " embedding_dim), got " + out.length);
         }
         return out;
@@ -143,12 +146,12 @@ public final class Options {
         }
         float[] out = Vectors.toFloats(value);
         if (out == null || out.length == 0) {
-            throw new IllegalArgumentException(where(key) + " must be a non-empty list of numbers, got "
+            throw new BadArgumentException(where(key) + " must be a non-empty list of numbers, got "
                     + describe(value));
         }
         for (float f : out) {
             if (!Float.isFinite(f)) {
-                throw new IllegalArgumentException(where(key) + " must contain only finite numbers");
+                throw new BadArgumentException(where(key) + " must contain only finite numbers");
             }
         }
         return out;

@@ -22,18 +22,18 @@ public final class TopicEntities {
      */
     public static List<Node> byIds(Transaction tx, String kg, List<Object> topicIds) {
         if (topicIds == null || topicIds.isEmpty()) {
-            throw new IllegalArgumentException("topicIds must be a non-empty list of entity ids, got "
+            throw new BadArgumentException("topicIds must be a non-empty list of entity ids, got "
                     + (topicIds == null ? "null" : "an empty list"));
         }
         List<Node> topics = new ArrayList<>(topicIds.size());
         for (int i = 0; i < topicIds.size(); i++) {
             if (!(topicIds.get(i) instanceof String id)) {
-                throw new IllegalArgumentException("topicIds[" + i + "] must be a string, got "
+                throw new BadArgumentException("topicIds[" + i + "] must be a string, got "
                         + Options.describe(topicIds.get(i)));
             }
             try (ResourceIterator<Node> found = tx.findNodes(ENTITY, "kg", kg, "id", id)) {
                 if (!found.hasNext()) {
-                    throw new IllegalArgumentException("topicIds[" + i + "]: no entity with id '" + id + "' in KG '"
+                    throw new BadArgumentException("topicIds[" + i + "]: no entity with id '" + id + "' in KG '"
                             + kg + "'");
                 }
                 topics.add(found.next());

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kgqa.procedures.InProcessNeo4j;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,7 @@ class FragProceduresTest {
     void start() {
         neo4j = InProcessNeo4j.builder().withProcedure(FragProcedures.class).build();
         neo4j.database().executeTransactionally("""
+                CREATE (:KG {name: 'test'})
                 CREATE (k:Entity {kg: 'test', id: 'Kismet', name: 'Kismet'})
                 CREATE (d:Entity {kg: 'test', id: 'Dieterle', name: 'Dieterle'})
                 CREATE (m:Entity {kg: 'test', id: 'Dietrich', name: 'Dietrich'})
@@ -167,6 +169,27 @@ class FragProceduresTest {
         assertContains(errorOf(List.of("Kismet"), Map.of("hops", 0)), "config.hops must be between 1 and 6, got 0");
         assertContains(errorOf(List.of("Kismet"), Map.of("depth", 2)), "config has an unknown key 'depth'");
         assertContains(errorOf(List.of("Elsewhere"), Map.of()), "no entity with id 'Elsewhere' in KG 'test'");
+        assertContains(errorOf(List.of("Kismet"), Map.of("maxNodes", 1_000_000_000_000L)),
+                "config.maxNodes must be between 1 and 10000000, got 1000000000000");
+        assertContains(errorOf(List.of("Kismet"), Map.of("damping", "high")),
+                "config.damping must be a number, got the string 'high'");
+    }
+
+    @Test
+    void namesTheKgArgumentWhenNoSuchKgIsLoaded() {
+        // Before: the first topic id was blamed ("topicIds[0]: no entity with id 'Kismet' in KG 'nokg'").
+        assertEquals("kg: no knowledge graph named 'nokg' is loaded (loaded: test)",
+                errorOf("nokg", List.of("Kismet")));
+        assertEquals("kg must be the name of a loaded KG, got null", errorOf(null, List.of("Kismet")));
+        assertEquals("kg must be the name of a loaded KG, got an empty string", errorOf("", List.of("Kismet")));
+    }
+
+    private String errorOf(String kg, List<?> ids) {
+        Map<String, Object> parameters = new HashMap<>(); // allows null values, unlike Map.of
+        parameters.put("kg", kg);
+        parameters.put("ids", ids);
+        return assertThrows(QueryExecutionException.class,
+                () -> neo4j.rows("CALL kgqa.frag.neighbourhood($kg, $ids)", parameters)).getMessage();
     }
 
     private String errorOf(List<?> ids, Map<String, Object> config) {

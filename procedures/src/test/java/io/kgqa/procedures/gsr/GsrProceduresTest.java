@@ -1,6 +1,7 @@
 package io.kgqa.procedures.gsr;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -121,7 +122,7 @@ class GsrProceduresTest {
 
     @Test
     void badArgumentsGetOneLineErrorsNamingThem() {
-        assertTrue(error("chains", "who directed [Kismet]", Map.of("model", "nope")).contains("no GSR model 'nope'"));
+        assertTrue(error("chains", "who directed [Kismet]", Map.of("model", "nope")).contains("config.model: no GSR model 'nope'"));
         assertTrue(error("retrieve", "who directed [Kismet]", Map.of("model", "nope")).contains("kgqa train gsr"));
         assertTrue(error("chains", "who directed [Kismet]", Map.of("model", "tiny", "beams", 0))
                 .contains("config.beams must be between 1 and 100, got 0"));
@@ -140,5 +141,15 @@ class GsrProceduresTest {
         assertTrue(error("retrieve", "who", Map.of("model", "tiny", "topicEntities", List.of("Nobody")))
                 .contains("config.topicEntities[0]"));
         assertTrue(error("chains", "who directed [Kismet]", Map.of("model", "../x")).contains("config.model"));
+        assertTrue(error("retrieve", "who directed [Kismet]", Map.of("model", "tiny", "maxPaths", 1_000_000_000_000L))
+                .contains("config.maxPaths must be between 1 and 10000000, got 1000000000000"));
+    }
+
+    @Test
+    void errorsReachCypherAsOneLineWithNoJavaClassName() {
+        QueryExecutionException e = assertThrows(QueryExecutionException.class,
+                () -> call("retrieve", "who directed [Kismet]", Map.of("model", "nope")));
+        assertTrue(e.getMessage().startsWith("config.model: no GSR model 'nope' in "), e.getMessage());
+        assertFalse(e.getMessage().contains("java.lang") || e.getMessage().contains("\n"), e.getMessage());
     }
 }

@@ -384,7 +384,7 @@ class SubgraphRagProceduresTest {
     @Test
     void retrieveGivesClearErrors() {
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("model", "nope"))),
-                "no SubgraphRAG model 'nope' in " + models.resolve("subgraphrag") + "; train one with `kgqa train subgraphrag`");
+                "config.model: no SubgraphRAG model 'nope' in " + models.resolve("subgraphrag") + "; train one with `kgqa train subgraphrag`");
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("k", 0))), "config.k must be > 0, got 0");
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("k", -3))), "config.k must be > 0, got -3");
         assertContains(errorOf(() -> retrieve("q", config("questionEmbedding", Q, "topicEntities", List.of("Nobody")))),
@@ -445,13 +445,18 @@ class SubgraphRagProceduresTest {
         assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of())),
                 "config.questionEmbedding is required: the question's vector");
         assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", List.of(1.0, 2.0)))),
-                "has a 4-d embedding; config.questionEmbedding has 2 numbers");
+                "config.questionEmbedding has 2 numbers, but entity 'Kismet' of KG 'test' has a 4-d embedding");
         assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", List.of("a")))),
                 "config.questionEmbedding must be a non-empty list of numbers");
         assertContains(errorOf(() -> cosine(List.of("Nobody"), Map.of("questionEmbedding", Q))),
                 "topicIds[0]: no entity with id 'Nobody' in KG 'test'");
         assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "k", 0))),
                 "config.k must be > 0, got 0");
+        // no bound but int's: too big is said so, not "must be > 0"
+        assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "k", 1_000_000_000_000L))),
+                "config.k must be at most 2147483647, got 1000000000000");
+        assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "k", 1e300))),
+                "config.k must be at most 2147483647, got 1.0E300");
         assertContains(errorOf(() -> cosine(List.of("Kismet"), Map.of("questionEmbedding", Q, "model", "tiny"))),
                 "config has an unknown key 'model'");
         assertContains(errorOf(() -> neo4j.rows("CALL kgqa.subgraphrag.cosine('nokg', ['Kismet'], {questionEmbedding: [1.0]})",

@@ -138,6 +138,17 @@ class TripletProceduresTest {
     }
 
     @Test
+    void errorsReachCypherAsTheirMessageAloneWithNoJavaClassName() {
+        // Neo4j prefixes an exception without a status with "Failed to invoke procedure `…`: Caused by:
+        // java.lang.IllegalArgumentException: "; BadArgumentException carries one, so the caller reads one line.
+        assertEquals("topicEntities must be a list of entity names (use [] for none), got null",
+                errorOf(List.of(), null));
+        QueryExecutionException function = assertThrows(QueryExecutionException.class,
+                () -> neo4j.single("RETURN kgqa.triplets.format(null) AS text", Map.of()));
+        assertEquals("triplets must be a list of [head, relation, tail] string lists, got null", function.getMessage());
+    }
+
+    @Test
     void rejectsBadTopicEntitiesNamingTheArgument() {
         List<List<String>> input = List.of(List.of("A", "r", "B"));
         assertTrue(errorOf(input, null).contains("topicEntities must be a list of entity names (use [] for none), got null"));

@@ -1,0 +1,30 @@
+"""`kgqa serve`: the HTTP API (OpenAPI at /docs) and the web page."""
+
+from __future__ import annotations
+
+import click
+from kgqa.core.errors import KgqaError
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to bind.")
+def serve(host: str, port: int) -> None:
+    """Serve the question-answering layer over HTTP, with a web page that draws the evidence.
+
+    Bound to anything but loopback, every /api call needs the bearer token in $KGQA_HOME/serve-token.
+    """
+    import uvicorn
+    from kgqa.core.process import port_in_use
+    from kgqa.service.app import ServiceSettings, create_app, is_loopback, service_token
+
+    if port_in_use(host if host not in ("0.0.0.0", "::") else "127.0.0.1", port):
+        raise KgqaError(f"port {port} on {host} is in use by another process; choose another with --port")
+    token = None if is_loopback(host) else service_token()
+    if token is not None:
+        click.echo(
+            "kgqa: bound beyond loopback: /api calls need the bearer token in $KGQA_HOME/serve-token",
+            err=True,
+        )
+    click.echo(f"kgqa: serving on http://{host}:{port}/ (API docs at /docs)", err=True)
+    uvicorn.run(create_app(ServiceSettings(host, port, token)), host=host, port=port, log_level="warning")

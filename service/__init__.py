@@ -1,0 +1,1 @@
+"""`kgqa serve`: the question-answering layer over HTTP, and its web page."""
