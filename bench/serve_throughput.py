@@ -5,9 +5,11 @@ bench/soak.py), measured in one run on the same questions.
 
 Starts `kgqa serve` on a free loopback port against the server KGQA_HOME / NEO4J_URI names, lets each HTTP
 client (a thread: the client side only waits on sockets) ask MetaQA dev questions round robin for the given
-time, and prints questions per second, p50 / p95 and errors. The in-process row runs the same number of
-clients as separate processes calling the question-answering layer directly, so the ratio is what HTTP and
-one serving process cost.
+time, and prints questions per second, p50 / p95 and errors, for each `--serve-workers` count. The
+in-process row runs the same number of clients as separate processes calling the question-answering layer
+directly, so the ratio is what HTTP and the serving processes cost.
+
+    python bench/serve_throughput.py --methods sgrag,simgrag --clients 4 --seconds 60 --serve-workers 1,2
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_serve() -> tuple[subprocess.Popen[bytes], str]:
+def start_serve(workers: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kgqa.cli", "serve", "--port", str(port)], stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "kgqa.cli", "serve", "--port", str(port), "--workers", str(workers)],
+        stderr=subprocess.DEVNULL,
     )
     for _ in range(300):
         try:
@@ -64,9 +67,9 @@ def ask(base: str, question: str, method: str, kg: str) -> str | None:
 
 
 def http_soak(
-    base: str, questions: list[str], method: str, kg: str, clients: int, seconds: float
+    base: str, questions: list[str], method: str, kg: str, clients: int, seconds: float, label: str
 ) -> SoakReport:
-    for question in questions[:clients]:  # warm: the service builds its answerer on the first question
+    for question in questions[: 4 * clients]:  # warm: each worker builds its answerer on its first question
         ask(base, question, method, kg)
     records: list[tuple[float, float, str | None]] = []
     lock = threading.Lock()
@@ -90,7 +93,7 @@ def http_soak(
         thread.start()
     for thread in threads:
         thread.join()
-    return summarize_records(f"{method} over HTTP", clients, seconds, records, None)
+    return summarize_records(label, clients, seconds, records, None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kg", default="metaqa")
     parser.add_argument("--questions", type=int, default=600)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--serve-workers", default="1", help="comma-separated: one HTTP row per count")
     args = parser.parse_args(argv)
     questions = dev_questions(args.questions, args.seed)
     env = {k: v for k, v in os.environ.items() if k.startswith(("KGQA_", "NEO4J_"))}
@@ -109,28 +113,32 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(questions)} MetaQA dev questions (a third per hop, seed {args.seed}); "
         f"{os.cpu_count()} cores.\n"
     )
-    proc, base = start_serve()
     rows: list[SoakReport] = []
-    try:
-        for method in [m for m in args.methods.split(",") if m]:
-            over_http = http_soak(base, questions, method, args.kg, args.clients, args.seconds)
-            in_process = run_soak(questions, method, args.clients, args.seconds, kg=args.kg, env=env)
-            in_process.method = f"{method} in-process"
-            rows += [over_http, in_process]
+    ratios: list[str] = []
+    for method in [m for m in args.methods.split(",") if m]:
+        in_process = run_soak(questions, method, args.clients, args.seconds, kg=args.kg, env=env)
+        in_process.method = f"{method} in-process"
+        rows.append(in_process)
+        for workers in [int(w) for w in args.serve_workers.split(",") if w]:
+            proc, base = start_serve(workers)
+            try:
+                label = f"{method} over HTTP, {workers} worker{'s' if workers > 1 else ''}"
+                over_http = http_soak(base, questions, method, args.kg, args.clients, args.seconds, label)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+            rows.append(over_http)
             ratio = over_http.questions_per_s / max(in_process.questions_per_s, 1e-9)
-            print(f"  {method}: HTTP / in-process = {ratio:.2f}", file=sys.stderr, flush=True)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+            ratios.append(f"{label}: {ratio:.2f}x the in-process questions per second.")
+            ratios += [f"- error: {line}" for line in over_http.error_lines]
+            print(f"  {label}: {ratio:.2f}x in-process", file=sys.stderr, flush=True)
     print(HEADER)
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(row.row()) + " |")
-    for over_http, in_process in zip(rows[::2], rows[1::2], strict=True):
-        ratio = over_http.questions_per_s / max(in_process.questions_per_s, 1e-9)
-        print(f"\n{over_http.method}: {ratio:.2f}x the in-process questions per second.")
-        for line in over_http.error_lines:
-            print(f"- error: {line}")
+    print()
+    for line in ratios:
+        print(line)
     return 0
 
 

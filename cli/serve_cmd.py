@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 from kgqa.core.errors import KgqaError
 
@@ -9,7 +11,15 @@ from kgqa.core.errors import KgqaError
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to bind.")
-def serve(host: str, port: int) -> None:
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Serving processes: the question-answering layer is Python, so one process answers one question "
+    "at a time between database calls; more use more cores.",
+)
+def serve(host: str, port: int, workers: int) -> None:
     """Serve the question-answering layer over HTTP, with a web page that draws the evidence.
 
     Bound to anything but loopback, every /api call needs the bearer token in $KGQA_HOME/serve-token.
@@ -27,4 +37,15 @@ def serve(host: str, port: int) -> None:
             err=True,
         )
     click.echo(f"kgqa: serving on http://{host}:{port}/ (API docs at /docs)", err=True)
-    uvicorn.run(create_app(ServiceSettings(host, port, token)), host=host, port=port, log_level="warning")
+    if workers == 1:
+        uvicorn.run(create_app(ServiceSettings(host, port, token)), host=host, port=port, log_level="warning")
+        return
+    os.environ.update({"KGQA_SERVE_HOST": host, "KGQA_SERVE_PORT": str(port)})
+    uvicorn.run(
+        "kgqa.service.app:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+    )

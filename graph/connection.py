@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -61,6 +62,9 @@ def driver_session() -> Iterator[Driver]:
         driver.close()
 
 
+JAVA_CAUSE = re.compile(r"Caused by: (?:[\w$]+\.)+[\w$]*(?:Exception|Error): ")
+
+
 def failure_line(exc: BaseException) -> str | None:
     """The one line a user reads for a failure of kgqa or of the database (None: a bug, left to surface).
 
@@ -72,5 +76,6 @@ def failure_line(exc: BaseException) -> str | None:
     if isinstance(exc, (Neo4jError, DriverError)):
         message = getattr(exc, "message", None) or str(exc)
         first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
-        return f"Neo4j: {first}"
+        # A procedure that fails while the database shuts down names its Java exception: the user reads why.
+        return f"Neo4j: {JAVA_CAUSE.sub('', first)}"
     return None

@@ -235,6 +235,14 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     return app
 
 
+def app_from_env() -> FastAPI:
+    """The app as each of several worker processes builds it (``kgqa serve --workers N``): uvicorn imports it
+    by name, so the settings come through the environment that `kgqa serve` set."""
+    host = os.environ.get("KGQA_SERVE_HOST", "127.0.0.1")
+    port = int(os.environ.get("KGQA_SERVE_PORT", "8000"))
+    return create_app(ServiceSettings(host, port, None if is_loopback(host) else service_token()))
+
+
 def _plain(value: Any) -> Any:
     """Neo4j temporal values (a KG's load time) as ISO strings; everything else as it is."""
     return value.iso_format() if hasattr(value, "iso_format") else value

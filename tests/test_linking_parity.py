@@ -102,8 +102,8 @@ def test_ask_and_cypher_link_200_questions_identically(
         linked_in_procedure = _rows(driver, question, config)
         if asked:
             linked_somewhere += 1
-            # The words that named each entity go along, as `kgqa ask` sends them: the model masks them in z_q,
-            # and a misspelt name ("Ncolas Bro") is not the entity's own name.
+            # The words that named each entity go along, as `kgqa ask` sends them: the model masks them in
+            # z_q, and a misspelt name ("Ncolas Bro") is not the entity's own name.
             spans = [e["span"] or e["name"] for e in asked]
             given = _rows(
                 driver, question, {**config, "topicEntities": [e["id"] for e in asked], "topicSpans": spans}

@@ -42,10 +42,12 @@ def call(base: str, path: str, body: Any = None, token: str | None = None, raw: 
         return failed.code, json.loads(failed.read() or b"null")
 
 
-def start_serve(env: dict[str, str], host: str = "127.0.0.1") -> tuple[subprocess.Popen[str], str]:
+def start_serve(
+    env: dict[str, str], host: str = "127.0.0.1", *extra: str
+) -> tuple[subprocess.Popen[str], str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kgqa.cli", "serve", "--host", host, "--port", str(port)],
+        [sys.executable, "-m", "kgqa.cli", "serve", "--host", host, "--port", str(port), *extra],
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -169,6 +171,19 @@ def test_a_token_is_required_beyond_loopback(neo4j_env: dict[str, str], metaqa_k
         assert token_file.stat().st_mode & 0o777 == 0o600
         status, kgs = call(base, "/api/kgs", token=token_file.read_text().strip())
         assert status == 200 and "metaqa" in {k["name"] for k in kgs}
+    finally:
+        stop_serve(proc)
+
+
+def test_several_workers_answer_alike(
+    neo4j_env: dict[str, str], metaqa_kg: str, question_classifiers: object
+) -> None:
+    proc, base = start_serve(neo4j_env, "127.0.0.1", "--workers", "2")
+    try:
+        for _ in range(4):  # the workers share the port: several asks reach both
+            status, body = call(base, "/api/ask", {"question": QUESTION, "kg": "metaqa", "method": "sgrag"})
+            assert status == 200 and body["answers"] == ["William Dieterle"], body
+        assert call(base, "/api/health")[0] == 200
     finally:
         stop_serve(proc)
 
