@@ -35,7 +35,8 @@ from kgqa.qa.methods import METHODS
 from kgqa.qa.verification import verify_claim
 from neo4j import Driver
 from neo4j.exceptions import DriverError, Neo4jError
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_QUESTION_CHARS = 2000
@@ -43,31 +44,27 @@ MAX_K = 1000
 MethodName = Literal[tuple(["auto", *METHODS])]  # type: ignore[valid-type]
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+# A question or claim: some words, at most MAX_QUESTION_CHARS characters.
+Text = Annotated[str, Field(max_length=MAX_QUESTION_CHARS), AfterValidator(_not_blank)]
+
+
 class AskRequest(BaseModel):
-    question: Annotated[str, Field(max_length=MAX_QUESTION_CHARS)]
+    question: Text
     kg: str | None = None
     method: MethodName = "auto"  # type: ignore[valid-type]
     llm: str = "none"
     k: Annotated[int, Field(ge=1, le=MAX_K)] = 100
 
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
-
 
 class VerifyRequest(BaseModel):
-    claim: Annotated[str, Field(max_length=MAX_QUESTION_CHARS)]
+    claim: Text
     kg: str | None = None
-
-    @field_validator("claim")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
 
 
 @dataclass
@@ -138,9 +135,12 @@ UNREACHABLE = ("cannot reach Neo4j", "is not running", "authentication failed")
 
 
 def _status_of(exc: BaseException) -> int:
-    """503 when the database is away; 409 when a model must be trained first; 400 for the caller's input."""
+    """503 when the database is away; 502 when the LLM endpoint fails; 409 when a model must be trained
+    first; 400 for the caller's input."""
     if isinstance(exc, DriverError) or (isinstance(exc, Neo4jError) and exc.code and "Transient" in exc.code):
         return 503
+    if isinstance(exc, KgqaError) and str(exc).startswith("LLM endpoint"):
+        return 502
     if isinstance(exc, ModelMissing):
         return 409
     if isinstance(exc, KgqaError) and any(marker in str(exc) for marker in UNREACHABLE):
@@ -182,8 +182,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
         return _error(422, f"{where}: {message}")
 
-    @app.exception_handler(HTTPException)
-    async def _http(_request: Request, exc: HTTPException) -> JSONResponse:
+    @app.exception_handler(StarletteHTTPException)  # FastAPI's own and the router's 404 and 405
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return _error(exc.status_code, str(exc.detail))
 
     @app.exception_handler(KgqaError)

@@ -144,6 +144,22 @@ def test_malformed_json_and_an_empty_claim(served: str) -> None:
     assert status == 422 and body["error"] == "claim: must not be empty"
 
 
+def test_an_llm_endpoint_that_is_down_is_a_502_and_an_unknown_path_a_404(
+    neo4j_env: dict[str, str], metaqa_kg: str, question_classifiers: object
+) -> None:
+    closed = f"http://127.0.0.1:{_free_port()}/v1"  # nothing listens there
+    proc, base = start_serve({**neo4j_env, "OPENAI_BASE_URL": closed})
+    try:
+        status, body = call(base, "/api/ask", {"question": QUESTION, "method": "sgrag", "llm": "smollm2"})
+        assert status == 502 and body["error"].startswith(f"LLM endpoint {closed} is not reachable"), body
+        status, body = call(base, "/api/health")
+        assert status == 200 and body["llm"]["ok"] is False and body["llm"]["endpoint"] == closed
+        status, body = call(base, "/api/no-such-thing")
+        assert status == 404 and body == {"error": "Not Found"}
+    finally:
+        stop_serve(proc)
+
+
 def test_verify(served: str) -> None:
     status, body = call(
         served, "/api/verify", {"claim": "Kismet was directed by William Dieterle", "kg": "metaqa"}
