@@ -28,12 +28,23 @@ def connection_settings() -> tuple[str, str, str]:
     return server.uri, "neo4j", server.password()
 
 
-def open_driver(uri: str | None = None, user: str | None = None, password: str | None = None) -> Driver:
-    """A connected driver; connection problems become one-line KgqaErrors."""
+def open_driver(
+    uri: str | None = None,
+    user: str | None = None,
+    password: str | None = None,
+    retry_s: float | None = None,
+) -> Driver:
+    """A connected driver; connection problems become one-line KgqaErrors.
+
+    ``retry_s`` bounds how long a query is retried while the server is away (the driver's default is 30 s:
+    right for a command that should ride out a restart, long for a web request that should fail fast)."""
     if uri is None:
         uri, user, password = connection_settings()
+    options = {} if retry_s is None else {"max_transaction_retry_time": retry_s}
     try:
-        driver = GraphDatabase.driver(uri, auth=(user or "neo4j", password or ""), connection_timeout=5)
+        driver = GraphDatabase.driver(
+            uri, auth=(user or "neo4j", password or ""), connection_timeout=5, **options
+        )
     except (ConfigurationError, ValueError) as exc:
         first = str(exc).split(". ")[0].rstrip(".")
         raise KgqaError(

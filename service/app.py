@@ -41,6 +41,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_QUESTION_CHARS = 2000
 MAX_K = 1000
+RETRY_S = float(os.environ.get("KGQA_SERVE_RETRY_S", "10"))
 MethodName = Literal[tuple(["auto", *METHODS])]  # type: ignore[valid-type]
 
 
@@ -108,7 +109,9 @@ class Backend:
     def driver(self) -> Driver:
         with self._lock:
             if self._driver is None:
-                self._driver = open_driver()  # KgqaError (-> 503) when the database cannot be reached
+                # KgqaError (-> 503) when the database cannot be reached; a query whose server goes away is
+                # retried for RETRY_S, then answered with a 503, not held for the driver's default 30 s.
+                self._driver = open_driver(retry_s=RETRY_S)
             return self._driver
 
     def answerer(self, method: str, kg: str | None, llm: str, k: int) -> QuestionAnswerer:

@@ -220,6 +220,33 @@ def test_a_stopped_database_is_a_503_not_a_hang(neo4j_env: dict[str, str]) -> No
         stop_serve(proc)
 
 
+def test_a_database_stopped_under_the_service_is_a_503_and_it_recovers(neo4j_env: dict[str, str]) -> None:
+    from kgqa.graph.server import ManagedServer
+
+    # A private managed server (its own home and port), so that the shared test server is never stopped.
+    server = ManagedServer(home=Path(str(TEST_HOME) + "-serve"), port=_free_port())
+    server.start()
+    env = {**neo4j_env, "NEO4J_URI": server.uri, "NEO4J_USER": "neo4j", "NEO4J_PASSWORD": server.password()}
+    proc, base = start_serve(env)
+    try:
+        assert call(base, "/api/health")[0] == 200
+        server.stop()
+        began = time.monotonic()
+        status, body = call(base, "/api/health")
+        assert status == 503 and body["database"]["ok"] is False and "\n" not in body["database"]["error"]
+        status, body = call(base, "/api/kgs")
+        assert status == 503 and set(body) == {"error"} and "\n" not in body["error"], body
+        # The service retries a query for KGQA_SERVE_RETRY_S (10 s), not the driver's default 30 s.
+        assert time.monotonic() - began < 25, "a stopped database must not hang the service"
+        server.start()
+        status, body = call(base, "/api/health")
+        assert status == 200 and body["database"]["ok"] is True, body
+        assert call(base, "/api/kgs")[0] == 200
+    finally:
+        stop_serve(proc)
+        server.stop()
+
+
 # ---------------------------------------------------------------------------------------------- the page
 def _chrome():  # type: ignore[no-untyped-def]
     from selenium import webdriver
