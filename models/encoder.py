@@ -169,7 +169,7 @@ class OnnxEncoder:
         # spinning threads took CPU from it while the loader overlapped embedding with writes.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
-            str(self.directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+            str(self.directory / "model.onnx"), options, providers=execution_providers()
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
 
@@ -256,3 +256,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def execution_providers() -> list[str]:
+    """CUDA first when the installed ONNX Runtime has it (the onnxruntime-gpu package on a machine with an
+    NVIDIA GPU), else the CPU: a user with a GPU embeds a KG's names on it without a flag. The CPU stays last,
+    for the operators CUDA lacks."""
+    import onnxruntime as ort  # imported where it is used, as above: `import kgqa.models` stays light
+
+    available = set(ort.get_available_providers())
+    return [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available] or [
+        "CPUExecutionProvider"
+    ]

@@ -127,3 +127,13 @@ def test_batching_does_not_change_results(export_dir: Path) -> None:
     alone = np.stack([encoder.embed_one(t) for t in texts])
     np.testing.assert_allclose(together, alone, atol=1e-5)
     assert encoder.embed([]).shape == (0, 384)
+
+
+def test_the_encoder_runs_on_cuda_when_onnx_runtime_offers_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime as ort
+    from kgqa.models.encoder import execution_providers
+
+    assert execution_providers() == ["CPUExecutionProvider"]  # this machine has no GPU
+    offered = ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]
+    monkeypatch.setattr(ort, "get_available_providers", lambda: offered)
+    assert execution_providers() == ["CUDAExecutionProvider", "CPUExecutionProvider"]
