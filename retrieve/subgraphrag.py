@@ -3,9 +3,12 @@
 ``kgqa.subgraphrag.retrieve`` embeds the question (its topic entity masked as the model was trained), scores
 every candidate triple around the topic entities with the trained MLP (ONNX Runtime Java) over
 [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ DDE] and streams the top K, best first. This module only passes the linked
-entities and the words that named them, and shapes the result as ``Evidence``: triplets in score order,
-deduplicated, and either the predicted hop count (the answerer walks that far) or, without one, answer
-candidates read off the scores by a leaf rule.
+entities and the words that named them, and shapes the result as ``Evidence``.
+
+With a predicted hop count, ``kgqa.subgraphrag.walks`` reads the scores as relation chains of that length:
+the best chain's ends are the answer set (``Evidence.answer_candidates``) and its walks, then the next
+chains', are the evidence paths. Without one, the evidence is the top K triplets in score order and the
+answer candidates come from a leaf rule over the scores.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +39,32 @@ WALKS_QUERY = render("subgraphrag/walks")
 # KG sources whose questions the project's MetaQA-trained hop classifier understands.
 HOP_CLASSIFIED_SOURCES = ("metaqa",)
 HopPredictor = Callable[[str, Sequence[str]], int | None]
+WALK_RANKINGS = ("chain", "walk")
+
+
+@dataclass
+class Walks:
+    """What ``kgqa.subgraphrag.walks`` streamed, in its order."""
+
+    paths: list[list[Triplet]]
+    scores: list[float]  # each walk's sum of log-sigmoid
+    triplet_scores: list[list[float]]
+    ends: list[str]
+    chain_ranks: list[int]  # 1 for every walk of the best chain (every walk when ranked by walk)
+    chains: list[list[str]]
+    chain_scores: list[float]
+
+    def best_chain_ends(self) -> tuple[list[str], list[float]]:
+        """The ends of the best chain's walks, best walk first: the chain's answer set."""
+        seen: set[str] = set()
+        names: list[str] = []
+        values: list[float] = []
+        for end, rank, score in zip(self.ends, self.chain_ranks, self.scores, strict=True):
+            if rank == 1 and end not in seen:
+                seen.add(end)
+                names.append(end)
+                values.append(score)
+        return names, values
 
 
 @dataclass
@@ -47,6 +76,9 @@ class SubgraphRagTrace(MethodTrace):
     candidate_hops: int | None  # the radius asked of the database (None: the model's own)
     walk_hops: int | None = None  # the evidence is whole walks of this many hops (None: the top k triples)
     walks: int = 0  # how many walks (evidence paths) the database gave
+    rank_by: str | None = None  # "chain" or "walk" when walking
+    chain: list[str] = field(default_factory=list)  # the best relation chain, a "rel>" or "rel<" per step
+    chain_score: float | None = None  # its sum over steps of log(mean sigmoid of the triples taken)
 
 
 def embed_question(question: str) -> np.ndarray:
@@ -157,12 +189,17 @@ class SubgraphRagRetriever(Retriever):
         include_seed: bool | None = None,
         hop_predictor: HopPredictor | None = None,
         select_walks: bool = True,
+        rank_by: str = "chain",
     ) -> None:
-        """``select_walks``: with a predicted hop count, the evidence is each end entity's best walk of that
-        many hops, picked in the database (``kgqa.subgraphrag.walks``, PathSelection.java), as reasoning paths
-        whose ends are the answers; otherwise the k best triples alone."""
+        """``select_walks``: with a predicted hop count, the evidence is walks of that many hops, picked in
+        the database (``kgqa.subgraphrag.walks``), as reasoning paths; otherwise the k best triples alone.
+        ``rank_by``: "chain" (the walks of the best-scored relation chain, whose ends are the answer set;
+        ChainSelection.java) or "walk" (each end entity's best walk, ends ranked by it; PathSelection)."""
         super().__init__(driver)
+        if rank_by not in WALK_RANKINGS:
+            raise ValueError(f"rank_by must be one of {', '.join(WALK_RANKINGS)}, got {rank_by!r}")
         self.select_walks = select_walks
+        self.rank_by = rank_by
         self.model = model
         self.hops = hops
         self.max_candidates = max_candidates
@@ -241,18 +278,24 @@ class SubgraphRagRetriever(Retriever):
 
     def _walks(
         self, question: str, kg: str, k: int, topic_entities: Sequence[LinkedEntity], hops: int
-    ) -> tuple[list[list[Triplet]], list[float], list[list[float]]]:
-        """Each end entity's best walk of ``hops`` steps, best first, within k distinct triples: the walks,
-        their scores (sum of log-sigmoid) and their triples' scores."""
+    ) -> Walks:
+        """Walks of ``hops`` steps in the database's order (see ``rank_by``)."""
         config = self.config(kg, k, topic_entities, None)
         config["hops"] = max(hops, DEFAULT_HOPS)
         config["pathHops"] = hops
+        config["rankBy"] = self.rank_by
         records, _summary, _keys = self.driver.execute_query(
             WALKS_QUERY, question=without_brackets(question), config=config, routing_=RoutingControl.READ
         )
-        paths = [[(str(h), str(r), str(t)) for h, r, t in rec["triplets"]] for rec in records]
-        scores = [float(rec["score"]) for rec in records]
-        return paths, scores, [list(rec["tripletScores"]) for rec in records]
+        return Walks(
+            paths=[[(str(h), str(r), str(t)) for h, r, t in rec["triplets"]] for rec in records],
+            scores=[float(rec["score"]) for rec in records],
+            triplet_scores=[[float(x) for x in rec["tripletScores"]] for rec in records],
+            ends=[str(rec["answer"]) for rec in records],
+            chain_ranks=[int(rec["chainRank"]) for rec in records],
+            chains=[[str(step) for step in rec["chain"]] for rec in records],
+            chain_scores=[float(rec["chainScore"]) for rec in records],
+        )
 
     def _answers_without_hops(
         self, triplets: list[Triplet], scores: list[float], topic_names: list[str]
@@ -273,8 +316,7 @@ class SubgraphRagRetriever(Retriever):
         vector = self._question_vector(question)
         embedded = time.perf_counter()
         rows: list[tuple[str, str, str, float]] = []
-        paths: list[list[Triplet]] = []
-        path_scores: list[float] = []
+        walks = Walks([], [], [], [], [], [], [])
         predicted, source = None, "no topic entity"
         wider = None
         walking = False
@@ -284,10 +326,10 @@ class SubgraphRagRetriever(Retriever):
             walking = predicted is not None and self.select_walks
             if walking:
                 assert predicted is not None
-                paths, path_scores, step_scores = self._walks(question, kg, k, topic_entities, predicted)
+                walks = self._walks(question, kg, k, topic_entities, predicted)
                 rows = [
                     (*triplet, score)
-                    for path, scores_of_path in zip(paths, step_scores, strict=True)
+                    for path, scores_of_path in zip(walks.paths, walks.triplet_scores, strict=True)
                     for triplet, score in zip(path, scores_of_path, strict=True)
                 ]
             else:
@@ -308,10 +350,13 @@ class SubgraphRagRetriever(Retriever):
                 source,
                 wider or self.hops,
                 predicted if walking else None,
-                len(paths),
+                len(walks.paths),
+                self.rank_by if walking else None,
+                walks.chains[0] if walking and self.rank_by == "chain" and walks.chains else [],
+                walks.chain_scores[0] if walking and self.rank_by == "chain" and walks.chain_scores else None,
             ),
-            paths=paths,
-            path_scores=path_scores,
+            paths=walks.paths,
+            path_scores=walks.scores,
             latency_ms={
                 **({"question_embedding": (embedded - began) * 1000} if vector is not None else {}),
                 "in_db_scoring": (scored - embedded) * 1000,
@@ -319,6 +364,9 @@ class SubgraphRagRetriever(Retriever):
         )
         if predicted is not None:
             evidence.hops = predicted  # the answerer walks exactly that many hops over the scored triplets
+            if walking and self.rank_by == "chain":
+                # the best chain's ends are one answer set, as a relation path gives it
+                evidence.answer_candidates, evidence.answer_scores = walks.best_chain_ends()
         else:
             evidence.answer_candidates, evidence.answer_scores = self._answers_without_hops(
                 triplets, scores, evidence.topic_names()

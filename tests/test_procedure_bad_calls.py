@@ -291,7 +291,12 @@ def targets(kg: str, gsr_model: str, subgraphrag_model: str) -> dict[str, Target
         "kgqa.subgraphrag.walks": Target(
             "CALL kgqa.subgraphrag.walks($question, $config)",
             subgraphrag,
-            [*subgraphrag_bad, Bad("config.select", "paths", "config")],  # retrieve's option, not walks'
+            [
+                *subgraphrag_bad,
+                Bad("config.select", "paths", "config"),  # retrieve's option, not walks'
+                Bad("config.rankBy", "best"),
+                Bad("config.rankBy", 3),
+            ],
             [NULL_CONFIG],
         ),
         "kgqa.subgraphrag.cosine": Target(

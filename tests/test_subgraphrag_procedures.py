@@ -343,7 +343,7 @@ def test_walks_are_the_best_walk_of_each_end_entity(driver, tiny_kg, linear_path
     base = {"kg": KG, "model": PATH_MODEL, "topicEntities": ["Kismet"], "questionEmbedding": q}
     scores = {(r["head"], r["relation"], r["tail"]): r["score"] for r in _retrieve(driver, "x", base)}
     records = driver.execute_query(
-        render("subgraphrag/walks"), {"question": "x", "config": {**base, "pathHops": 2}}
+        render("subgraphrag/walks"), {"question": "x", "config": {**base, "pathHops": 2, "rankBy": "walk"}}
     ).records
     # Kismet's 2-step walks end at Portrait of Jennie (via the director) and Golden Earrings (via the actor)
     assert sorted(r["answer"] for r in records) == ["Golden Earrings", "Portrait of Jennie"]
@@ -357,12 +357,41 @@ def test_walks_are_the_best_walk_of_each_end_entity(driver, tiny_kg, linear_path
     assert records[0]["score"] >= records[1]["score"]
     # k bounds the distinct triples: the first walk's two fit in 3, the second's would make 4
     capped = driver.execute_query(
-        render("subgraphrag/walks"), {"question": "x", "config": {**base, "pathHops": 2, "k": 3}}
+        render("subgraphrag/walks"),
+        {"question": "x", "config": {**base, "pathHops": 2, "k": 3, "rankBy": "walk"}},
     ).records
     assert [r["answer"] for r in capped] == [records[0]["answer"]]
     assert "config has an unknown key 'select'" in _error(
         driver, "CALL kgqa.subgraphrag.walks('x', $config)", {"config": {**base, "select": "top"}}
     )
+
+
+def test_walks_grouped_by_relation_chain(driver, tiny_kg, linear_path_model, vectors) -> None:  # type: ignore[no-untyped-def]
+    q = vectors["question"].tolist()
+    base = {"kg": KG, "model": PATH_MODEL, "topicEntities": ["Kismet"], "questionEmbedding": q, "pathHops": 2}
+    scores = {(r["head"], r["relation"], r["tail"]): r["score"] for r in _retrieve(driver, "x", base)}
+    records = driver.execute_query(render("subgraphrag/walks"), {"question": "x", "config": base}).records
+    assert records and [r["rank"] for r in records] == list(range(1, len(records) + 1))
+    ranks = [r["chainRank"] for r in records]
+    assert ranks == sorted(ranks) and ranks[0] == 1
+    by_chain = {r["chainRank"]: (tuple(r["chain"]), r["chainScore"]) for r in records}
+    chain_scores = [by_chain[rank][1] for rank in sorted(by_chain)]
+    assert chain_scores == sorted(chain_scores, reverse=True)
+    for r in records:
+        steps = [tuple(t) for t in r["triplets"]]
+        # each step follows the chain's relation, forward (">": head to tail) or back ("<")
+        assert [t[1] for t in steps] == [step[:-1] for step in r["chain"]]
+        assert all(step[-1] in "<>" for step in r["chain"]) and len(steps) == 2
+        assert r["tripletScores"] == pytest.approx([scores[t] for t in steps], abs=1e-4)
+        expected = sum(-np.logaddexp(0, -s) for s in r["tripletScores"])
+        assert r["score"] == pytest.approx(expected, abs=1e-4)
+        assert "Kismet" != r["answer"]
+    # the best chain is kept whole whatever k is: its ends are the answer set
+    first = [r["answer"] for r in records if r["chainRank"] == 1]
+    capped = driver.execute_query(
+        render("subgraphrag/walks"), {"question": "x", "config": {**base, "k": 1}}
+    ).records
+    assert [r["answer"] for r in capped] == first
 
 
 def test_a_masked_model_embeds_the_question_with_its_topic_masked(  # type: ignore[no-untyped-def]

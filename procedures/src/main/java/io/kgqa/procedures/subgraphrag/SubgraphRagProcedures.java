@@ -60,7 +60,8 @@ public class SubgraphRagProcedures {
             "failOnTruncation", "cacheEmbeddings", "select", "pathHops", "topicSpans");
     private static final Set<String> WALK_KEYS = Set.of(
             "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
-            "failOnTruncation", "cacheEmbeddings", "pathHops", "topicSpans");
+            "failOnTruncation", "cacheEmbeddings", "pathHops", "topicSpans", "rankBy");
+    private static final Set<String> WALK_RANKINGS = Set.of("chain", "walk");
     private static final Set<String> SELECTIONS = Set.of("top", "paths");
     private static final Set<String> COSINE_KEYS = Set.of(
             "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation", "cacheEmbeddings");
@@ -208,47 +209,93 @@ public class SubgraphRagProcedures {
         /** [head, relation, tail] of each step, from the topic entity outwards (a step may go against a triple). */
         public List<List<String>> triplets;
         public List<Double> tripletScores;
+        /** 1-based rank of the relation chain the walk follows (rankBy 'chain'); 1 for every walk otherwise. */
+        public long chainRank;
+        /** The chain's steps, each 'relation>' (head to tail) or 'relation<' (tail to head). */
+        public List<String> chain;
+        /** The chain's score (sum over steps of log mean sigmoid); the walk's own score with rankBy 'walk'. */
+        public double chainScore;
 
-        public WalkRow(long rank, double score, String answer, List<List<String>> triplets, List<Double> tripletScores) {
+        public WalkRow(long rank, double score, String answer, List<List<String>> triplets, List<Double> tripletScores,
+                       long chainRank, List<String> chain, double chainScore) {
             this.rank = rank;
             this.score = score;
             this.answer = answer;
             this.triplets = triplets;
             this.tripletScores = tripletScores;
+            this.chainRank = chainRank;
+            this.chain = chain;
+            this.chainScore = chainScore;
         }
     }
 
     @Procedure(name = "kgqa.subgraphrag.walks", mode = Mode.READ)
     @Description("kgqa.subgraphrag.walks(question :: STRING, config = {} :: MAP) :: (rank, score, answer, triplets,"
-            + " tripletScores) - SubgraphRAG's scored candidates read as reasoning paths: the triples are scored as"
-            + " by kgqa.subgraphrag.retrieve, then every entity exactly pathHops steps from a topic entity gets its"
-            + " best walk (never into a topic entity, never straight back over a triple; score = the sum of"
-            + " log-sigmoid of its triples' scores), streamed best first while their distinct triples fit in k."
-            + " The answer is the walk's end. config: as for retrieve without select; pathHops (default hops).")
+            + " tripletScores, chainRank, chain, chainScore) - SubgraphRAG's scored candidates read as reasoning"
+            + " paths of pathHops steps (never into a topic entity). rankBy 'chain' (default): every relation"
+            + " chain of pathHops steps is executed from the topic entities and scored by the sum over its steps of"
+            + " log(mean sigmoid) of the triples it takes; each end's best walk along a chain is streamed, every"
+            + " walk of the best chain (its ends are the answer set), then later chains' walks while their"
+            + " distinct triples fit in k (see ChainSelection). rankBy 'walk': every entity pathHops steps out gets"
+            + " its best walk (score = the sum of log-sigmoid of its triples' scores, never straight back over a"
+            + " triple), streamed best first while their distinct triples fit in k (see PathSelection)."
+            + " config: as for retrieve without select; pathHops (default hops); rankBy.")
     public Stream<WalkRow> walks(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
         Options options = new Options(config, "config", WALK_KEYS);
+        String rankBy = options.string("rankBy", "chain");
+        if (!WALK_RANKINGS.contains(rankBy)) {
+            throw new BadArgumentException("config.rankBy must be 'chain' or 'walk', got '" + rankBy + "'");
+        }
         Scored scored = scoreQuestion(question, options);
         if (scored == null) {
             return Stream.empty();
         }
         CandidateSubgraph subgraph = scored.subgraph();
-        List<PathSelection.Walk> walks = PathSelection.walksWithin(subgraph.heads, subgraph.tails, scored.scores(),
-                subgraph.topic, scored.pathHops(), scored.k());
-        List<WalkRow> rows = new ArrayList<>(walks.size());
-        for (PathSelection.Walk walk : walks) {
-            List<List<String>> triplets = new ArrayList<>(walk.triples().length);
-            List<Double> tripletScores = new ArrayList<>(walk.triples().length);
-            for (int t : walk.triples()) {
-                triplets.add(List.of(nameOf(subgraph.nodes.get(subgraph.heads[t])),
-                        subgraph.relationships.get(t).getType().name(), nameOf(subgraph.nodes.get(subgraph.tails[t]))));
-                tripletScores.add((double) scored.scores()[t]);
+        List<WalkRow> rows = new ArrayList<>();
+        if (rankBy.equals("walk")) {
+            for (PathSelection.Walk walk : PathSelection.walksWithin(subgraph.heads, subgraph.tails, scored.scores(),
+                    subgraph.topic, scored.pathHops(), scored.k())) {
+                rows.add(walkRow(subgraph, scored, rows.size() + 1, walk, 1, List.of(), walk.score()));
             }
-            rows.add(new WalkRow(rows.size() + 1, walk.score(), nameOf(subgraph.nodes.get(walk.end())), triplets,
-                    tripletScores));
+            return rows.stream();
+        }
+        List<String> types = new ArrayList<>();
+        Map<String, Integer> typeIds = new HashMap<>();
+        int[] relations = new int[subgraph.size()];
+        for (int t = 0; t < relations.length; t++) {
+            String type = subgraph.relationships.get(t).getType().name();
+            relations[t] = typeIds.computeIfAbsent(type, name -> {
+                types.add(name);
+                return types.size() - 1;
+            });
+        }
+        List<ChainSelection.Chain> chains = ChainSelection.rank(subgraph.heads, subgraph.tails, relations,
+                scored.scores(), subgraph.topic, scored.pathHops());
+        for (ChainSelection.Ranked ranked : ChainSelection.walksWithin(chains, scored.k())) {
+            ChainSelection.Chain chain = chains.get(ranked.chain());
+            List<String> steps = new ArrayList<>(chain.relations().length);
+            for (int i = 0; i < chain.relations().length; i++) {
+                steps.add(types.get(chain.relations()[i]) + (chain.forward()[i] ? ">" : "<"));
+            }
+            rows.add(walkRow(subgraph, scored, rows.size() + 1, ranked.walk(), ranked.chain() + 1, steps,
+                    chain.score()));
         }
         return rows.stream();
+    }
+
+    private static WalkRow walkRow(CandidateSubgraph subgraph, Scored scored, long rank, PathSelection.Walk walk,
+                                   long chainRank, List<String> chain, double chainScore) {
+        List<List<String>> triplets = new ArrayList<>(walk.triples().length);
+        List<Double> tripletScores = new ArrayList<>(walk.triples().length);
+        for (int t : walk.triples()) {
+            triplets.add(List.of(nameOf(subgraph.nodes.get(subgraph.heads[t])),
+                    subgraph.relationships.get(t).getType().name(), nameOf(subgraph.nodes.get(subgraph.tails[t]))));
+            tripletScores.add((double) scored.scores()[t]);
+        }
+        return new WalkRow(rank, walk.score(), nameOf(subgraph.nodes.get(walk.end())), triplets, tripletScores,
+                chainRank, chain, chainScore);
     }
 
     /** A question's candidates and their scores, with the k and walk length the call asked for. */

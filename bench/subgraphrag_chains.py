@@ -1,0 +1,189 @@
+"""How should SubgraphRAG's scored triples become an answer? Best walk against best relation chain.
+
+    python bench/subgraphrag_chains.py --part validation --n 200 [--hops 1,2,3] [--model default]
+
+Every candidate triple around the question's topic entity is scored by the installed model in the
+database (``kgqa.subgraphrag.retrieve`` with k = the candidate cap), at the radius the hop classifier
+predicts, exactly as ``kgqa ask --method subgraphrag`` scores them. The answer rules then compared, all on
+the same scores:
+
+* ``walk``: the end of the best single walk of the predicted length (sum of log-sigmoid of its triples);
+  what ``kgqa.subgraphrag.walks`` and the extractive answerer do today;
+* ``chain-mean``: relation chains of the predicted length are executed from the topic entity; a chain
+  scores ``sum over its steps of log(mean sigmoid of the triples it takes at that step)``; the answer is
+  the best chain's end reached by the best walk along it;
+* ``chain-max``: as chain-mean with the best triple per step instead of the mean.
+
+Hits@1 and the F1 of the chosen chain's whole end set against the gold set. ``--part validation`` is the
+part of dev that only early-stopped training (the rules are chosen there); ``--part holdout`` is the part
+no training or choice saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kgqa.core.text import normalize_answer, without_brackets
+from kgqa.graph.connection import open_driver
+from kgqa.models import registry
+from kgqa.retrieve.linking import link_entities
+from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY
+from kgqa.training.subgraphrag import TrainConfig, dev_splits
+from neo4j import RoutingControl
+from rich.console import Console
+from rich.progress import track
+
+STDERR = Console(stderr=True)
+LOGIT_CLIP = 20.0  # one extreme triple must not outweigh the rest of its step
+Step = tuple[str, str]  # (relation, ">" forward or "<" backward)
+RULES = ("walk", "chain-mean", "chain-max", "chain-logit", "chain-min-logit")
+BACKTRACK = (False,)
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(x, 50.0), -50.0)))
+
+
+Arrival = tuple[float, int]  # (best walk log-probability, the triple it arrived over)
+
+
+@dataclass
+class Chain:
+    steps: tuple[Step, ...]
+    # node reached -> its best two walks along this chain that arrive over different triples, best first: a
+    # walk must not go straight back over the triple it came by, so the second continues over the first's
+    nodes: dict[str, list[Arrival]]
+    step_logits: list[list[float]]  # each triple's score taken at each step (logit, clipped to ±LOGIT_CLIP)
+
+
+def chains(
+    rows: Sequence[tuple[str, str, str, float]], topics: set[str], depth: int, backtrack: bool
+) -> list[Chain]:
+    """Every relation chain of exactly ``depth`` steps from the topic entities that ends somewhere other
+    than a topic entity; walks never enter a topic entity and (unless ``backtrack``) never go straight back
+    over the triple they came by."""
+    out: dict[str, list[tuple[Step, str, float, int]]] = defaultdict(list)
+    for i, (head, rel, tail, score) in enumerate(rows):
+        out[head].append(((rel, ">"), tail, score, i))
+        out[tail].append(((rel, "<"), head, score, i))
+    frontier = [Chain((), {t: [(0.0, -1)] for t in topics if t in out}, [])]
+    for _level in range(depth):
+        grown: dict[tuple[Step, ...], Chain] = {}
+        for chain in frontier:
+            for node, arrivals in chain.nodes.items():
+                for step, other, score, triple in out.get(node, []):
+                    if other in topics:
+                        continue
+                    usable = [a for a in arrivals if backtrack or a[1] != triple]
+                    if not usable:
+                        continue
+                    key = (*chain.steps, step)
+                    child = grown.get(key)
+                    if child is None:
+                        child = grown[key] = Chain(key, {}, [*chain.step_logits, []])
+                    child.step_logits[-1].append(max(min(score, LOGIT_CLIP), -LOGIT_CLIP))
+                    walk = usable[0][0] + math.log(max(sigmoid(score), 1e-300))
+                    kept = [a for a in child.nodes.get(other, []) if a[1] != triple]
+                    kept.append((walk, triple))
+                    kept.sort(key=lambda a: -a[0])
+                    child.nodes[other] = kept[:2]
+        frontier = list(grown.values())
+    return [c for c in frontier if c.nodes]
+
+
+def best_walk(chain: Chain) -> float:
+    return max(arrivals[0][0] for arrivals in chain.nodes.values())
+
+
+def chain_score(chain: Chain, rule: str) -> float:
+    if rule == "chain-mean":
+        return sum(math.log(max(sum(map(sigmoid, xs)) / len(xs), 1e-300)) for xs in chain.step_logits)
+    if rule in ("chain-logit", "chain-min-logit"):
+        means = [sum(xs) / len(xs) for xs in chain.step_logits]
+        return sum(means) if rule == "chain-logit" else min(means)
+    if rule == "chain-max":
+        return sum(math.log(max(sigmoid(max(xs)), 1e-300)) for xs in chain.step_logits)
+    return best_walk(chain)  # walk: the chain holding the best single walk
+
+
+def answer(found: list[Chain], rule: str) -> tuple[str | None, set[str]]:
+    if not found:
+        return None, set()
+    best = max(found, key=lambda c: (chain_score(c, rule), best_walk(c)))
+    top = max(best.nodes.items(), key=lambda kv: kv[1][0][0])[0]
+    return top, set(best.nodes)
+
+
+def f1(predicted: set[str], gold: set[str]) -> float:
+    hit = len({normalize_answer(p) for p in predicted} & gold)
+    if not hit:
+        return 0.0
+    precision, recall = hit / len(predicted), hit / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--part", choices=("validation", "holdout"), default="validation")
+    parser.add_argument("--n", type=int, default=200, help="questions per hop")
+    parser.add_argument("--hops", default="1,2,3")
+    args = parser.parse_args(argv)
+    _train, validation, holdout = dev_splits(TrainConfig(seed=13))
+    questions = validation if args.part == "validation" else holdout
+    classifiers = registry.question_classifiers()
+    print(
+        f"`python bench/subgraphrag_chains.py --model {args.model} --part {args.part} --n {args.n}"
+        f" --hops {args.hops}` (MetaQA dev, {args.part} part; hop count from the classifier)\n"
+    )
+    names = [f"{rule}{', back' if backtrack else ''}" for backtrack in BACKTRACK for rule in RULES]
+    print("| hops | n | " + " | ".join(f"{r} Hits@1 | {r} F1" for r in names) + " |")
+    print("|---:|---:|" + "---:|---:|" * len(names))
+    with open_driver() as driver:
+        for hops in [int(h) for h in args.hops.split(",")]:
+            group = [q for q in questions if q.hops == hops][: args.n]
+            variants = [(rule, backtrack) for backtrack in BACKTRACK for rule in RULES]
+            hits = dict.fromkeys(variants, 0)
+            f1s = dict.fromkeys(variants, 0.0)
+            for q in track(group, description=f"{hops}-hop", console=STDERR, transient=True):
+                linked = link_entities(driver, q.question, "metaqa")
+                if not linked:
+                    continue
+                spans = [e.span or e.name for e in linked]
+                predicted = int(classifiers.predict_hops(q.question, spans).hops)
+                config = {
+                    "k": 20000,
+                    "kg": "metaqa",
+                    "model": args.model,
+                    "topicEntities": [e.id for e in linked],
+                    "topicSpans": spans,
+                    "hops": max(predicted, 2),
+                }
+                records, _s, _k = driver.execute_query(
+                    RETRIEVE_QUERY,
+                    question=without_brackets(q.question),
+                    config=config,
+                    routing_=RoutingControl.READ,
+                )
+                rows = [
+                    (str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records
+                ]
+                gold = {normalize_answer(a) for a in q.answers}
+                for backtrack in BACKTRACK:
+                    found = chains(rows, {e.name for e in linked}, predicted, backtrack)
+                    for rule in RULES:
+                        top, ends = answer(found, rule)
+                        hits[(rule, backtrack)] += int(top is not None and normalize_answer(top) in gold)
+                        f1s[(rule, backtrack)] += f1(ends, gold)
+            n = len(group)
+            cells = " | ".join(f"{100 * hits[v] / n:.1f} | {100 * f1s[v] / n:.1f}" for v in variants)
+            print(f"| {hops} | {n} | {cells} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
