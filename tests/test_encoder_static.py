@@ -126,6 +126,20 @@ def test_fast_kg_answers(fast_kg: str, method: str) -> None:
     assert "Tarsem Singh" in answer["answers"][:3], answer
 
 
+def test_text_of_unknown_tokens_only_links_and_answers(driver, fast_kg: str) -> None:  # type: ignore[no-untyped-def]
+    """The static model embeds a text it knows no token of as the zero vector, which a vector index refuses
+    as a query: the linker and SimGRAG must search without it, not fail."""
+    rows = driver.execute_query(
+        "CALL kgqa.link.entities('who directed 🎬 ᚠᚢᚦ', {kg: $kg}) YIELD id RETURN id", {"kg": fast_kg}
+    ).records
+    assert rows == []
+    done = run_kgqa(
+        "ask", "who directed ᚠᚢᚦ The Fall", "--kg", fast_kg, "--method", "simgrag", "--llm", "none", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Tarsem Singh" in json.loads(done.stdout)["answers"][:3]
+
+
 def test_subgraphrag_model_of_another_encoder_is_refused(
     driver, fast_kg: str, neo4j_env: dict[str, str]
 ) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextEncoder;
 import io.kgqa.procedures.util.KnowledgeGraphs;
+import io.kgqa.procedures.util.Vectors;
 import io.kgqa.procedures.util.BadArgumentException;
 import java.text.Normalizer;
 import java.util.ArrayList;
@@ -370,8 +371,12 @@ public final class EntityLinker {
         List<Neighbour> neighbours = new ArrayList<>();
         try (ModelCache.Lease<TextEncoder> encoder = TextEncoder.acquire(encoderName())) {
             for (Map.Entry<String, int[]> span : spans.entrySet()) {
+                float[] embedded = encoder.get().embed(span.getKey());
+                if (Vectors.isZero(embedded)) {
+                    continue; // the static encoder knows none of the span's tokens: nothing to search with
+                }
                 List<Double> vector = new ArrayList<>();
-                for (float x : encoder.get().embed(span.getKey())) {
+                for (float x : embedded) {
                     vector.add((double) x);
                 }
                 try (Result result = tx.execute(VECTOR_QUERY, Map.of("k", (long) VECTOR_K, "vector", vector))) {

@@ -99,6 +99,9 @@ final class Candidates {
     }
 
     private Map<Node, Double> nearest(String query, String index, float[] vector, int k) {
+        if (Vectors.isZero(vector)) {
+            return Map.of(); // a text of unknown tokens only: no neighbour means anything
+        }
         List<Double> list = new ArrayList<>(vector.length);
         for (float x : vector) {
             list.add((double) x);
