@@ -43,7 +43,17 @@ def _quiet_notifications() -> None:
     type=click.IntRange(100, 100_000),
     help="Triples per write transaction (online path).",
 )
-@click.option("--no-embeddings", is_flag=True, help="Skip embeddings (compute them later with `kgqa index`).")
+@click.option(
+    "--embeddings",
+    "embeddings",
+    type=click.Choice(["full", "fast", "none"]),
+    default=None,
+    help="Entity and relation embeddings: full (all-MiniLM-L6-v2, or KGQA_EMBEDDING_MODEL), fast (a static "
+    "model distilled from it, all-MiniLM-L6-v2-static: tens of times faster, somewhat less exact; the first "
+    "use distils it, about 2 minutes, needs kgqa[train]), or none (later with `kgqa index`). "
+    "Queries on the KG embed with the model it was loaded with.  [default: full]",
+)
+@click.option("--no-embeddings", is_flag=True, help="Skip embeddings (the same as --embeddings none).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def load(
     source: str,
@@ -53,14 +63,18 @@ def load(
     strict: bool,
     force: bool,
     batch_size: int,
+    embeddings: str | None,
     no_embeddings: bool,
     as_json: bool,
 ) -> None:
     """Load a knowledge graph: SOURCE is metaqa, freebase or dbpedia."""
     _quiet_notifications()
+    if no_embeddings and embeddings not in (None, "none"):
+        raise click.UsageError(f"--no-embeddings contradicts --embeddings {embeddings}")
     from kgqa.loaders.pipeline import LoadOptions
     from kgqa.loaders.pipeline import load as run_load
     from kgqa.loaders.progress import Progress
+    from kgqa.models.encoder import model_for_choice
 
     shown = 0
 
@@ -80,7 +94,8 @@ def load(
         strict=strict,
         force=force,
         batch_size=batch_size,
-        embeddings=not no_embeddings,
+        embeddings=not no_embeddings and embeddings != "none",
+        embedding_model=model_for_choice(embeddings) if embeddings not in (None, "none") else None,
     )
     with Progress() as progress:
         summary = run_load(options, progress=progress, on_issue=on_issue)
@@ -143,14 +158,24 @@ def kgs(as_json: bool, drop: str | None) -> None:
 @click.command()
 @click.option("--kg", default=None, help="Only this KG [default: all].")
 @click.option("--missing-only", is_flag=True, help="Embed only nodes without an embedding.")
-def index(kg: str | None, missing_only: bool) -> None:
+@click.option(
+    "--embeddings",
+    "embeddings",
+    type=click.Choice(["full", "fast"]),
+    default=None,
+    help="Re-embed with full (all-MiniLM-L6-v2) or fast (all-MiniLM-L6-v2-static) [default: the model each "
+    "KG records, or KGQA_EMBEDDING_MODEL when set]. A KG that changes model is embedded afresh.",
+)
+def index(kg: str | None, missing_only: bool, embeddings: str | None) -> None:
     """Rebuild embeddings and indexes without reloading the triples."""
     _quiet_notifications()
     from kgqa.loaders.pipeline import build_indexes
     from kgqa.loaders.progress import Progress
+    from kgqa.models.encoder import model_for_choice
 
+    model = model_for_choice(embeddings) if embeddings is not None else None
     with Progress() as progress:
-        reports = build_indexes(kg=kg, missing_only=missing_only, progress=progress)
+        reports = build_indexes(kg=kg, missing_only=missing_only, progress=progress, model=model)
     for report in reports:
         click.echo(
             f"KG {report.kg}: embedded {report.entities:,} entities and {report.relations:,} relations "

@@ -32,3 +32,14 @@ def resolve_kg(driver: Driver, kg: str | None) -> LoadedKg:
         if isinstance(value, str | int | float | bool)
     }
     return LoadedKg(str(row["name"]), row["source"], row["status"], properties)
+
+
+def kg_embedding_model(driver: Driver, kg: str) -> str | None:
+    """The encoder ``kg``'s stored vectors come from (``embedding_model`` on its :KG node), or None when it
+    records none. A text compared with those vectors must be embedded by the same one. Read on every call
+    (one small query), so a KG reloaded with another encoder is never compared through a stale answer."""
+    records = driver.execute_query(
+        render("kg/embedding_model"), {"kg": kg}, routing_=RoutingControl.READ
+    ).records
+    model = records[0]["model"] if records else None
+    return str(model) if model else None

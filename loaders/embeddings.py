@@ -27,10 +27,11 @@ WRITE_BATCH = 2000
 Embedder = Callable[[list[str]], np.ndarray]
 
 
-def default_embedder() -> Embedder:
+def default_embedder(model: str | None = None) -> Embedder:
+    """The encoder ``model`` (None: KGQA_EMBEDDING_MODEL or all-MiniLM-L6-v2) as an Embedder."""
     from kgqa.models.encoder import embed
 
-    return lambda texts: embed(texts, batch_size=128)
+    return lambda texts: embed(texts, batch_size=128, model=model)
 
 
 def _as_json(driver: Driver) -> bool:

@@ -22,7 +22,7 @@ from kgqa.core import config
 from kgqa.core.errors import KgqaError
 from kgqa.graph.cypher import render
 from kgqa.loaders import dbpedia, freebase, metaqa
-from kgqa.loaders.embeddings import Embedder, embed_kg
+from kgqa.loaders.embeddings import Embedder, default_embedder, embed_kg
 from kgqa.loaders.inputs import fingerprint
 from kgqa.loaders.kgs import drop_kg, kg_info, live_counts
 from kgqa.loaders.plan import InputPlan, ParseContext
@@ -50,6 +50,9 @@ class LoadOptions:
     force: bool = False
     batch_size: int = 5000
     embeddings: bool = True
+    # The sentence encoder of the KG's vectors (None: KGQA_EMBEDDING_MODEL or all-MiniLM-L6-v2); the fast
+    # path is kgqa.models.encoder.STATIC_MODEL. Recorded on the :KG node as embedding_model.
+    embedding_model: str | None = None
 
 
 @dataclass
@@ -107,7 +110,9 @@ def load(
     began = time.monotonic()
     plan = plan_input(options.source, options.paths)
     kg = check_kg_name(options.kg or plan.default_kg)
-    model = _model_name() if options.embeddings else None
+    model = (options.embedding_model or _model_name()) if options.embeddings else None
+    if model is not None and embedder is None:
+        _prepare_encoder(model, progress)  # the fast encoder's first build: before any triple is written
     summary = LoadSummary(
         kg=kg,
         source=plan.source,
@@ -162,7 +167,7 @@ def _online_load(
     from kgqa.loaders.online import OnlineWriter
 
     with _driver(driver) as drv:
-        ensure_schema(drv, _dimensions())
+        ensure_schema(drv, _dimensions(summary.embedding_model))
         existing = kg_info(drv, summary.kg)
         if _skip_if_loaded(drv, existing, summary, options, digest):
             return None
@@ -243,7 +248,7 @@ def _bulk_load(
         if not os.environ.get("KGQA_KEEP_STAGING"):
             shutil.rmtree(staging, ignore_errors=True)
     with _driver(None) as drv:
-        ensure_schema(drv, _dimensions())
+        ensure_schema(drv, _dimensions(summary.embedding_model))
         _begin(drv, summary, plan)
     return _Previous(None, files.labels_without_facts)
 
@@ -334,7 +339,13 @@ def _finish_with(
         summary.phases["relations"] = time.monotonic() - t0
         if options.embeddings:
             model_changed = previous.embedding_model not in (None, summary.embedding_model)
-            report = embed_kg(drv, summary.kg, progress, missing_only=not model_changed, embedder=embedder)
+            report = embed_kg(
+                drv,
+                summary.kg,
+                progress,
+                missing_only=not model_changed,
+                embedder=embedder or default_embedder(summary.embedding_model),
+            )
             summary.embedded_entities, summary.embedded_relations = report.entities, report.relations
             summary.phases["embeddings"] = report.seconds
         t0 = time.monotonic()
@@ -387,21 +398,37 @@ def build_indexes(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
     driver: Driver | None = None,
+    model: str | None = None,
 ) -> list[IndexReport]:
-    """Recomputes embeddings (all, or only the missing ones); makes sure every index exists and is ONLINE."""
+    """Recomputes embeddings (all, or only the missing ones); makes sure every index exists and is ONLINE.
+
+    Each KG keeps the encoder it records unless ``model`` (``kgqa index --embeddings``) or
+    KGQA_EMBEDDING_MODEL names another; a KG that changes encoder is embedded afresh, never half and half."""
     print_to = progress or Progress(enabled=False)
     reports = []
     with _driver(driver) as drv:
-        ensure_schema(drv, _dimensions())
         listed = drv.execute_query(render("load/list_kgs", one=False)).records
         names = [kg] if kg else [r["name"] for r in listed]
         if kg and kg_info(drv, kg) is None:
             raise KgqaError(f"no KG named {kg!r} (see `kgqa kgs`)")
-        model = _model_name()
+        chosen = model or os.environ.get("KGQA_EMBEDDING_MODEL")
         for name in names:
-            report = embed_kg(drv, name, print_to, missing_only=missing_only, embedder=embedder)
-            drv.execute_query(render("load/set_embedding_model"), kg=name, embedding_model=model)
-            reports.append(IndexReport(name, report.entities, report.relations, report.seconds, model))
+            recorded = (kg_info(drv, name) or {}).get("embedding_model")
+            use = chosen or recorded or _model_name()
+            if embedder is None:
+                _prepare_encoder(use, print_to)
+            ensure_schema(drv, _dimensions(use))
+            report = embed_kg(
+                drv,
+                name,
+                print_to,
+                missing_only=missing_only and recorded in (None, use),
+                embedder=embedder or default_embedder(use),
+            )
+            drv.execute_query(render("load/set_embedding_model"), kg=name, embedding_model=use)
+            reports.append(IndexReport(name, report.entities, report.relations, report.seconds, use))
+        if not names:
+            ensure_schema(drv, _dimensions(chosen))
         with print_to.step("indexes online"):
             await_indexes(drv)
     return reports
@@ -428,10 +455,22 @@ def _model_name() -> str:
     return encoder.model_name()
 
 
-def _dimensions() -> int:
+def _dimensions(model: str | None = None) -> int:
     from kgqa.models import encoder
 
-    return encoder.dimensions()
+    return encoder.dimensions(model)
+
+
+def _prepare_encoder(model: str, progress: Progress | None) -> None:
+    """Builds the fast encoder when it is not built yet (about 2 minutes once; the ONNX encoder is built by
+    `kgqa server start` and on first use)."""
+    from kgqa.models import encoder
+
+    if model != encoder.STATIC_MODEL:
+        return
+    if progress is not None and not encoder.static_encoder_built():
+        progress.log(f"kgqa: distilling the fast encoder {model} (once, about 2 minutes on 2 cores)")
+    encoder.ensure_static_encoder()
 
 
 def _scratch_dir() -> Path:

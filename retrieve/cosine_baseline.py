@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 from kgqa.core.types import LinkedEntity, Triplet
 from kgqa.graph.cypher import render
+from kgqa.graph.kg import kg_embedding_model
 from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, HopPredictor, SubgraphRagRetriever, embed_question
 from neo4j import Driver, RoutingControl
 
@@ -49,9 +50,10 @@ class CosineRetriever(SubgraphRagRetriever):
     def _check_model(self) -> None:
         """Untrained: there is no model to check."""
 
-    def _question_vector(self, question: str) -> np.ndarray:
-        """The cosine procedure compares stored vectors with the question's: it needs z_q given."""
-        return embed_question(question)
+    def _question_vector(self, question: str, kg: str | None = None) -> np.ndarray:
+        """The cosine procedure compares stored vectors with the question's: it needs z_q given, by the
+        encoder those vectors come from."""
+        return embed_question(question, kg_embedding_model(self.driver, kg) if kg else None)
 
     def _scored_rows(
         self,

@@ -51,6 +51,7 @@ from kgqa.core.errors import ModelMissing
 from kgqa.core.text import BRACKET
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
+from kgqa.graph.kg import kg_embedding_model
 from kgqa.models import registry
 from kgqa.models.encoder import embed
 from kgqa.models.gsr import ChainModel, masked
@@ -146,21 +147,23 @@ class _ChainCache:
 
     def __init__(self, size: int = 100_000) -> None:
         self._size = size
-        self._data: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._data: OrderedDict[tuple[str | None, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, texts: Sequence[str]) -> np.ndarray:
+    def get(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:
+        """Rows of ``texts`` by ``model`` (the KG's encoder; None: the default one)."""
+        keys = [(model, t) for t in texts]
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._data]
+            missing = [key for key in dict.fromkeys(keys) if key not in self._data]
         if missing:
-            vectors = embed(missing)
+            vectors = embed([t for _m, t in missing], model=model)
             with self._lock:
-                for text, vector in zip(missing, vectors, strict=True):
-                    self._data[text] = vector
+                for key, vector in zip(missing, vectors, strict=True):
+                    self._data[key] = vector
                 while len(self._data) > self._size:
                     self._data.popitem(last=False)
         with self._lock:
-            return np.stack([self._data[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
+            return np.stack([self._data[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
 
 
 _CHAINS = _ChainCache()
@@ -417,8 +420,9 @@ class FragRetriever(Retriever):
 
             mark = time.perf_counter()
             query = relation_query(question, topic_entities)
-            question_vector = embed([query])[0]
-            allowed, relation_scores, word_match = self._prune_relations(kg, query, question_vector)
+            model = kg_embedding_model(self.driver, kg)  # the stored relation vectors' encoder
+            question_vector = embed([query], model=model)[0]
+            allowed, relation_scores, word_match = self._prune_relations(kg, query, question_vector, model)
             timings["frag_relations"] = _ms(mark)
 
             mark = time.perf_counter()
@@ -436,7 +440,14 @@ class FragRetriever(Retriever):
             rerank = self._reranker(question, topic_entities, trace)
             complex_range = hop_range == "complex"
             ranked = self._rank(
-                paths, sub, question_vector, word_match, prefer, one_per_node=complex_range, rerank=rerank
+                paths,
+                sub,
+                question_vector,
+                word_match,
+                prefer,
+                one_per_node=complex_range,
+                rerank=rerank,
+                model=model,
             )
             trace.chains_reranked = min(cfg.rerank_chains, len({tuple(steps) for _n, steps in paths}))
             best = trace.best_chain_log_probability
@@ -533,7 +544,7 @@ class FragRetriever(Retriever):
         return sub
 
     def _prune_relations(
-        self, kg: str, query: str, question_vector: np.ndarray
+        self, kg: str, query: str, question_vector: np.ndarray, model: str | None = None
     ) -> tuple[set[str], dict[str, float], _WordMatch]:
         """The ``keep_relations`` relations most similar to the question (their stored embeddings), and for
         every relation how well its best-matching question word matches it (a word like "director" says
@@ -545,7 +556,7 @@ class FragRetriever(Retriever):
         order = np.argsort(-similarity)[: self.config.keep_relations]
         scores = {names[i]: round(float(similarity[i]), 4) for i in order}
         words = [w for w in dict.fromkeys(re.findall(r"[\w']+", query.lower())) if w not in _FUNCTION_WORDS]
-        similarity = _CHAINS.get(words) @ matrix.T if words else None
+        similarity = _CHAINS.get(words, model) @ matrix.T if words else None
         if similarity is not None:  # a shared stem ("writer", "written_by") is as good as it gets
             for i, word in enumerate(words):
                 for j, name in enumerate(names):
@@ -563,6 +574,7 @@ class FragRetriever(Retriever):
         prefer_hops: int | None = None,
         one_per_node: bool = False,
         rerank: Callable[[Sequence[tuple[Step, ...]]], np.ndarray] | None = None,
+        model: str | None = None,
     ) -> list[tuple[float, list[int], list[Step]]]:
         """Paths by similarity of their relation chain to the question, best first.
 
@@ -574,7 +586,7 @@ class FragRetriever(Retriever):
         chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
 
         def by_similarity() -> dict[tuple[Step, ...], float]:
-            similarity = _CHAINS.get([chain_text(chain) for chain in chains]) @ question_vector
+            similarity = _CHAINS.get([chain_text(chain) for chain in chains], model) @ question_vector
             return {
                 chain: float(s) + word_match.score([r for r, _ in chain])
                 for chain, s in zip(chains, similarity, strict=True)

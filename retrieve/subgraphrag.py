@@ -81,10 +81,10 @@ class SubgraphRagTrace(MethodTrace):
     chain_score: float | None = None  # its sum over steps of log(mean sigmoid of the triples taken)
 
 
-def embed_question(question: str) -> np.ndarray:
+def embed_question(question: str, model: str | None = None) -> np.ndarray:
     """z_q (float32 [384], L2-normalised) of the question as training embedded it: brackets removed, so a
-    bracketed and a plain question score alike."""
-    return embed([without_brackets(question)])[0]
+    bracketed and a plain question score alike. ``model``: the KG's encoder (None: the default)."""
+    return embed([without_brackets(question)], model=model)[0]
 
 
 def dedup_scored(
@@ -307,13 +307,13 @@ class SubgraphRagRetriever(Retriever):
     def _scorer_name(self) -> str:
         return self.model
 
-    def _question_vector(self, question: str) -> np.ndarray | None:
+    def _question_vector(self, question: str, kg: str | None = None) -> np.ndarray | None:
         """z_q, or None to let the database embed the question as the model was trained (the topic masked)."""
         return None
 
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         began = time.perf_counter()
-        vector = self._question_vector(question)
+        vector = self._question_vector(question, kg)
         embedded = time.perf_counter()
         rows: list[tuple[str, str, str, float]] = []
         walks = Walks([], [], [], [], [], [], [])

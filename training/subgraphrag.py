@@ -42,6 +42,7 @@ from kgqa.core.config import shared_data_dir
 from kgqa.core.errors import KgqaError
 from kgqa.core.metaqa import HOPS, MetaqaQuestion, read_questions
 from kgqa.core.text import mask_topic, without_brackets
+from kgqa.graph.kg import kg_embedding_model
 from kgqa.models.encoder import embed
 from kgqa.models.registry import subgraphrag_model_dir, subgraphrag_models_dir
 from kgqa.training.scorer_onnx import (
@@ -474,10 +475,12 @@ def question_text(question: str, mask: str | None) -> str:
     return mask_topic(question, None, mask) if mask else without_brackets(question)
 
 
-def question_vectors(texts: Sequence[str], kg: str, mask: str | None = None) -> np.ndarray:
-    """Question embeddings (the encoder the loader embedded the KG with), cached by content."""
+def question_vectors(
+    texts: Sequence[str], kg: str, mask: str | None = None, encoder: str = ENCODER_NAME
+) -> np.ndarray:
+    """Question embeddings by ``encoder`` (the one the loader embedded the KG with), cached by content."""
     normalised = [question_text(t, mask) for t in texts]
-    path = cache_dir(kg) / f"questions-{_cache_key({'texts': normalised, 'encoder': ENCODER_NAME})}.npy"
+    path = cache_dir(kg) / f"questions-{_cache_key({'texts': normalised, 'encoder': encoder})}.npy"
     if path.exists():
         return np.load(path)
     vectors = np.zeros((len(normalised), EMBEDDING_DIM), dtype=np.float32)
@@ -485,7 +488,7 @@ def question_vectors(texts: Sequence[str], kg: str, mask: str | None = None) -> 
     for start in tqdm(
         range(0, len(normalised), step), desc="question embeddings", unit="batch", leave=False, disable=None
     ):
-        vectors[start : start + step] = embed(normalised[start : start + step])
+        vectors[start : start + step] = embed(normalised[start : start + step], model=encoder)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npy")
     np.save(tmp, vectors)
@@ -891,7 +894,10 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         f"({len(hold_q)} held out for the benchmark)"
     )
     texts = [q.question for q in train_q + val_q]
-    vectors = question_vectors(texts, config.kg, config.question_mask)
+    # The features are the KG's stored vectors, so questions are embedded by the KG's encoder and the model
+    # records it: the database refuses to score a KG embedded by another one.
+    encoder = kg_embedding_model(driver, config.kg) or ENCODER_NAME
+    vectors = question_vectors(texts, config.kg, config.question_mask, encoder)
     source = make_source(driver, index, config)
     if config.source == "auto":
         step = max(1, len(val_q) // PARITY_QUESTIONS)
@@ -996,7 +1002,7 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "dde_rounds_reverse": config.dde_reverse,
         "path_steps": config.path_steps,
         "include_seed": config.include_seed,
-        "encoder": ENCODER_NAME,
+        "encoder": encoder,
         "hops": config.hops,
         "kg": config.kg,
         "max_candidates": config.max_candidates,

@@ -4,6 +4,8 @@ import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextEncoder;
+import io.kgqa.procedures.util.KnowledgeGraphs;
+import io.kgqa.procedures.util.Vectors;
 import io.kgqa.procedures.util.BadArgumentException;
 import java.text.Normalizer;
 import java.util.ArrayList;
@@ -367,10 +369,14 @@ public final class EntityLinker {
         record Neighbour(int[] span, Node node, double score) {
         }
         List<Neighbour> neighbours = new ArrayList<>();
-        try (ModelCache.Lease<TextEncoder> encoder = TextEncoder.acquire(TextEncoder.DEFAULT_NAME)) {
+        try (ModelCache.Lease<TextEncoder> encoder = TextEncoder.acquire(encoderName())) {
             for (Map.Entry<String, int[]> span : spans.entrySet()) {
+                float[] embedded = encoder.get().embed(span.getKey());
+                if (Vectors.isZero(embedded)) {
+                    continue; // the static encoder knows none of the span's tokens: nothing to search with
+                }
                 List<Double> vector = new ArrayList<>();
-                for (float x : encoder.get().embed(span.getKey())) {
+                for (float x : embedded) {
                     vector.add((double) x);
                 }
                 try (Result result = tx.execute(VECTOR_QUERY, Map.of("k", (long) VECTOR_K, "vector", vector))) {
@@ -399,6 +405,11 @@ public final class EntityLinker {
         return out;
     }
 
+    /** The encoder the KG's entity names were embedded with: the span must be embedded the same way. */
+    private String encoderName() {
+        return KnowledgeGraphs.embeddingModel(tx, kg, TextEncoder.DEFAULT_NAME);
+    }
+
     /**
      * Whether the fallback can run: a server without the exported encoder, ONNX Runtime or the vector index
      * still links by name, with a warning (once) instead of an error.
@@ -407,7 +418,7 @@ public final class EntityLinker {
         String problem = null;
         try {
             Onnx.requireRuntime();
-            TextEncoder.requireFiles(TextEncoder.DEFAULT_NAME);
+            TextEncoder.requireFiles(encoderName());
         } catch (IllegalArgumentException | IllegalStateException e) {
             problem = e.getMessage();
         }

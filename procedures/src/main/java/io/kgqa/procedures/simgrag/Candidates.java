@@ -2,6 +2,7 @@ package io.kgqa.procedures.simgrag;
 
 import io.kgqa.procedures.text.TextEncoder;
 import io.kgqa.procedures.text.TextFunctions;
+import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Vectors;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,15 +34,18 @@ final class Candidates {
 
     private final Transaction tx;
     private final String kg;
+    private final String encoder;
     private final Map<String, float[]> embeddings = new HashMap<>();
 
     Candidates(Transaction tx, String kg) {
         this.tx = tx;
         this.kg = kg;
+        this.encoder = KnowledgeGraphs.embeddingModel(tx, kg, TextEncoder.DEFAULT_NAME);
     }
 
+    /** The text embedded by the encoder the KG's vectors come from (distances are only meaningful then). */
     float[] embed(String text) {
-        return embeddings.computeIfAbsent(text, t -> TextFunctions.embedText(t, TextEncoder.DEFAULT_NAME));
+        return embeddings.computeIfAbsent(text, t -> TextFunctions.embedText(t, encoder));
     }
 
     /** L2 distance of the two unit-length directions: sqrt(2 - 2 cos). */
@@ -95,6 +99,9 @@ final class Candidates {
     }
 
     private Map<Node, Double> nearest(String query, String index, float[] vector, int k) {
+        if (Vectors.isZero(vector)) {
+            return Map.of(); // a text of unknown tokens only: no neighbour means anything
+        }
         List<Double> list = new ArrayList<>(vector.length);
         for (float x : vector) {
             list.add((double) x);

@@ -174,19 +174,21 @@ public final class QuestionPatterns {
         if (texts.isEmpty()) {
             throw new BadArgumentException("KG '" + kg + "' has no :Relation nodes; reload it with `kgqa load`");
         }
-        RelationMentions built = new RelationMentions(texts, embedder());
+        RelationMentions built = new RelationMentions(texts,
+                embedder(KnowledgeGraphs.embeddingModel(tx, kg, io.kgqa.procedures.text.TextEncoder.DEFAULT_NAME)));
         VOCABULARIES.keySet().removeIf(k -> k.startsWith(kg + "\u0000"));
         VOCABULARIES.put(key, built);
         return built;
     }
 
-    static Function<String, float[]> embedder() {
+    /** Words and relation texts embedded by {@code encoder} (the KG's), cached per encoder and text. */
+    static Function<String, float[]> embedder(String encoder) {
         return text -> {
-            float[] v = WORDS.get(text);
+            String key = encoder + "\u0000" + text;
+            float[] v = WORDS.get(key);
             if (v == null) {
-                v = io.kgqa.procedures.text.TextFunctions.embedText(text,
-                        io.kgqa.procedures.text.TextEncoder.DEFAULT_NAME);
-                WORDS.put(text, v);
+                v = io.kgqa.procedures.text.TextFunctions.embedText(text, encoder);
+                WORDS.put(key, v);
             }
             return v;
         };

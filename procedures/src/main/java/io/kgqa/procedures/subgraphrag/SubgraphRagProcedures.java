@@ -315,6 +315,8 @@ public class SubgraphRagProcedures {
         Onnx.requireRuntime();
         try (ModelCache.Lease<ScorerModel> lease = ScorerModel.acquire(modelName)) {
             ScorerModel model = lease.get();
+            KnowledgeGraphs.requireSameEncoder(tx, kgName, model.encoder, "SubgraphRAG model '" + modelName + "'",
+                    "`kgqa train subgraphrag --kg " + kgName + " --name NAME`");
             int hops = options.integer("hops", model.hops != null ? model.hops : DEFAULT_HOPS, 1, MAX_HOPS);
             int maxCandidates = options.integer("maxCandidates",
                     model.maxCandidates != null ? model.maxCandidates : DEFAULT_MAX_CANDIDATES, 1, LIMIT_MAX_CANDIDATES);

@@ -17,17 +17,23 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The exported sentence encoder (default all-MiniLM-L6-v2) run inside the database: WordPiece
- * tokenisation ({@link WordPieceTokenizer}), the transformer through ONNX Runtime, mean pooling over
- * the attention mask and L2 normalisation, exactly as sentence-transformers does.
- *
- * <p>The files come from {@code python -m kgqa.models.encoder} (run by {@code kgqa server start}):
- * {@code <models dir>/encoder/<name>/{model.onnx, vocab.txt, encoder.json}}. Loaded encoders are kept
- * in a {@link ModelCache} and reloaded when the files change.
+ * A sentence encoder run inside the database, of one of two kinds, as its {@code encoder.json} says:
+ * <ul>
+ *   <li>the exported transformer (default all-MiniLM-L6-v2): WordPiece tokenisation
+ *       ({@link WordPieceTokenizer}), the transformer through ONNX Runtime, mean pooling over the attention
+ *       mask and L2 normalisation, exactly as sentence-transformers does. Files from
+ *       {@code python -m kgqa.models.encoder} (run by {@code kgqa server start}):
+ *       {@code <models dir>/encoder/<name>/{model.onnx, vocab.txt, encoder.json}};</li>
+ *   <li>{@code "kind": "static"} (all-MiniLM-L6-v2-static, the fast path): a table lookup and a mean, no
+ *       ONNX ({@link StaticEmbedding}). Files from {@code python -m kgqa.models.encoder --static} (run by
+ *       {@code kgqa load --embeddings fast}): {@code model.safetensors, vocab.txt, encoder.json}.</li>
+ * </ul>
+ * Loaded encoders are kept in a {@link ModelCache} and reloaded when the files change.
  */
 public final class TextEncoder implements AutoCloseable {
 
     public static final String DEFAULT_NAME = "all-MiniLM-L6-v2";
+    public static final String STATIC_KIND = "static";
 
     /** The deliberate process-wide cache of loaded encoders (see {@link ModelCache}). */
     private static final ModelCache<TextEncoder> CACHE = new ModelCache<>();
@@ -37,6 +43,7 @@ public final class TextEncoder implements AutoCloseable {
     private final int dimension;
     private final String outputName;
     private final Set<String> inputNames;
+    private final StaticEmbedding staticEmbedding;
 
     private TextEncoder(OrtSession session, WordPieceTokenizer tokenizer, int dimension, String outputName) {
         this.session = session;
@@ -44,6 +51,16 @@ public final class TextEncoder implements AutoCloseable {
         this.dimension = dimension;
         this.outputName = outputName;
         this.inputNames = session.getInputNames();
+        this.staticEmbedding = null;
+    }
+
+    private TextEncoder(StaticEmbedding staticEmbedding) {
+        this.session = null;
+        this.tokenizer = null;
+        this.dimension = staticEmbedding.dimension();
+        this.outputName = null;
+        this.inputNames = Set.of();
+        this.staticEmbedding = staticEmbedding;
     }
 
     /**
@@ -58,27 +75,47 @@ public final class TextEncoder implements AutoCloseable {
     }
 
     /**
-     * The files of encoder {@code name} (model.onnx, vocab.txt, encoder.json), without loading them: lets a
-     * caller that can do without the encoder find out cheaply whether it is there.
+     * The files of encoder {@code name} (encoder.json first, then model.onnx or model.safetensors, and
+     * vocab.txt), without loading them: lets a caller that can do without the encoder find out cheaply
+     * whether it is there.
      *
      * @throws IllegalArgumentException naming the export command when a file is missing
      */
     public static List<Path> requireFiles(String name) {
         Path directory = ModelsDir.modelDir("encoder", name, "encoder");
-        List<Path> files = List.of(directory.resolve("model.onnx"), directory.resolve("vocab.txt"),
-                directory.resolve("encoder.json"));
+        Path meta = directory.resolve("encoder.json");
+        boolean isStatic = STATIC_KIND.equals(kindOf(meta));
+        List<Path> files = List.of(meta, directory.resolve(isStatic ? "model.safetensors" : "model.onnx"),
+                directory.resolve("vocab.txt"));
         for (Path file : files) {
             if (!Files.isRegularFile(file)) {
+                String build = isStatic || name.endsWith("-static")
+                        ? "`python -m kgqa.models.encoder --static --home <KGQA_HOME>` (kgqa load --embeddings fast does)"
+                        : "`python -m kgqa.models.encoder --home <KGQA_HOME>` (kgqa server start does)";
                 throw new IllegalArgumentException("no text encoder '" + name + "' in " + directory.getParent()
-                        + " (missing " + file.getFileName() + "); build it with `python -m kgqa.models.encoder --home <KGQA_HOME>` (kgqa server start does)"
+                        + " (missing " + file.getFileName() + "); build it with " + build
                         + " and make sure the server's " + ModelsDir.PROPERTY + " points at that models directory");
             }
         }
         return files;
     }
 
+    private static String kindOf(Path meta) {
+        if (!Files.isRegularFile(meta)) {
+            return null;
+        }
+        try {
+            return Json.readObject(meta).get("kind") instanceof String s ? s : null;
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
     static TextEncoder load(Path directory) throws Exception {
         Map<String, Object> meta = Json.readObject(directory.resolve("encoder.json"));
+        if (STATIC_KIND.equals(meta.get("kind"))) {
+            return new TextEncoder(StaticEmbedding.load(directory, meta));
+        }
         int maxLength = intOf(meta, "max_seq_length", 256);
         int dimension = intOf(meta, "dimension", 384);
         boolean lowercase = boolOf(meta, "do_lower_case", true);
@@ -94,8 +131,14 @@ public final class TextEncoder implements AutoCloseable {
         return new TextEncoder(session, tokenizer, dimension, output);
     }
 
+    /** The transformer's tokenizer; null for a static encoder (see {@link #staticEmbedding()}). */
     public WordPieceTokenizer tokenizer() {
         return tokenizer;
+    }
+
+    /** The static table, or null for a transformer. */
+    public StaticEmbedding staticEmbedding() {
+        return staticEmbedding;
     }
 
     public int dimension() {
@@ -104,6 +147,9 @@ public final class TextEncoder implements AutoCloseable {
 
     /** The L2-normalised sentence embedding of {@code text}. */
     public float[] embed(String text) {
+        if (staticEmbedding != null) {
+            return staticEmbedding.embed(text);
+        }
         try {
             return run(text);
         } catch (OrtException e) {
@@ -169,7 +215,9 @@ public final class TextEncoder implements AutoCloseable {
 
     @Override
     public void close() throws OrtException {
-        session.close();
+        if (session != null) {
+            session.close();
+        }
     }
 
     private static int intOf(Map<String, Object> meta, String key, int fallback) {

@@ -30,7 +30,8 @@ import java.util.Map;
  *       than 100 characters, or with an unmatchable rest, becomes {@code [UNK]};</li>
  *   <li>truncate to {@code maxLength - 2} pieces and add {@code [CLS]} and {@code [SEP]}.</li>
  * </ol>
- * Immutable and thread-safe.
+ * A vocabulary without {@code [CLS]} and {@code [SEP]} (the static encoder's, whose texts have no special
+ * tokens) serves {@link #tokenize} and {@link #id} only. Immutable and thread-safe.
  */
 public final class WordPieceTokenizer {
 
@@ -60,8 +61,8 @@ public final class WordPieceTokenizer {
         this.maxLength = maxLength;
         this.lowercase = lowercase;
         this.stripAccents = stripAccents;
-        this.clsId = requireToken(CLS);
-        this.sepId = requireToken(SEP);
+        this.clsId = vocabulary.getOrDefault(CLS, -1);
+        this.sepId = vocabulary.getOrDefault(SEP, -1);
         this.unkId = requireToken(UNK);
     }
 
@@ -93,8 +94,25 @@ public final class WordPieceTokenizer {
         return maxLength;
     }
 
+    /** The id of a piece from {@link #tokenize}, {@code [UNK]}'s for a piece outside the vocabulary. */
+    public int id(String piece) {
+        Integer id = vocabulary.get(piece);
+        return id != null ? id : unkId;
+    }
+
+    public int unkId() {
+        return unkId;
+    }
+
+    private void requireSpecials() {
+        if (clsId < 0 || sepId < 0) {
+            throw new IllegalStateException("this vocabulary has no " + CLS + " and " + SEP + " tokens to encode with");
+        }
+    }
+
     /** The ids of {@code [CLS] pieces… [SEP]}, truncated to {@link #maxLength()}. */
     public long[] encode(String text) {
+        requireSpecials();
         List<String> pieces = tokenize(text);
         int kept = Math.min(pieces.size(), maxLength - 2);
         long[] ids = new long[kept + 2];
@@ -112,6 +130,7 @@ public final class WordPieceTokenizer {
      * {@code [MASK]}) stays one id, as Hugging Face tokenizers keep their special tokens whole.
      */
     public long[] encode(String text, String special) {
+        requireSpecials();
         int specialId = requireToken(special);
         List<String> pieces = new ArrayList<>();
         int from = 0;

@@ -64,6 +64,32 @@ public final class KnowledgeGraphs {
                 : defaultKg(tx, options.where("kg"));
     }
 
+    /**
+     * The sentence encoder {@code kg}'s stored vectors come from (its {@code embedding_model}, recorded by
+     * {@code kgqa load}), or {@code fallback} when the KG records none (loaded without embeddings, or before
+     * the property existed). Whatever compares a text with the KG's vectors embeds the text with this one.
+     */
+    public static String embeddingModel(Transaction tx, String kg, String fallback) {
+        Node node = tx.findNode(KG, "name", kg);
+        Object model = node == null ? null : node.getProperty("embedding_model", null);
+        return model instanceof String s && !s.isBlank() ? s : fallback;
+    }
+
+    /**
+     * Refuses a trained model whose input features came from another encoder than {@code kg}'s vectors: it
+     * would score mismatched numbers without a word. A KG that records no encoder is let through.
+     *
+     * @param what the model, as errors name it, e.g. {@code SubgraphRAG model 'default'}
+     * @param retrain the command that trains one on this KG
+     */
+    public static void requireSameEncoder(Transaction tx, String kg, String trainedWith, String what, String retrain) {
+        String kgModel = embeddingModel(tx, kg, null);
+        if (kgModel != null && !kgModel.equals(trainedWith)) {
+            throw new BadArgumentException(what + " was trained on " + trainedWith + " embeddings but KG '" + kg
+                    + "' was embedded with " + kgModel + "; train one on this KG (" + retrain + ")");
+        }
+    }
+
     /** " (loaded: a, b)" or " (none is loaded)": appended to errors about an unknown KG. */
     public static String known(Transaction tx) {
         List<String> names = new ArrayList<>();

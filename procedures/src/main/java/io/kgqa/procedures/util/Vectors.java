@@ -41,6 +41,19 @@ public final class Vectors {
     }
 
     /** Cosine similarity; 0 when either vector is missing or zero. */
+    /**
+     * Whether {@code v} has no direction: the static encoder's embedding of a text none of whose tokens it
+     * knows. A vector index refuses it as a query, and it is close to nothing.
+     */
+    public static boolean isZero(float[] v) {
+        for (float x : v) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     public static double cosine(float[] a, float[] b) {
         if (a == null || b == null) {
             return 0;
