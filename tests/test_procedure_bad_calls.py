@@ -260,10 +260,19 @@ def targets(kg: str, gsr_model: str, subgraphrag_model: str) -> dict[str, Target
         ),
         # documented: null in, null out; only a wrong type is wrong
         "kgqa.text.embed": Target(
-            "RETURN kgqa.text.embed($text) AS embedding",
-            {"text": "who directed Kismet"},
-            [typed("text", 5), typed("text", ["who directed Kismet"])],
-            [Bad("text", None), Bad("text", "")],
+            "RETURN kgqa.text.embed($text, $config) AS embedding",
+            {"text": "who directed Kismet", "config": {}},
+            [
+                typed("text", 5),
+                typed("text", ["who directed Kismet"]),
+                *kgs("config.kg"),
+                Bad("config.encoder", "no-such-encoder"),
+                Bad("config.encoder", "../escape"),
+                Bad("config.encoder", 5),
+                Bad("config", {"kg": kg, "encoder": "all-MiniLM-L6-v2"}),  # one or the other
+                UNKNOWN_KEY,
+            ],
+            [Bad("text", None), Bad("text", ""), NULL_CONFIG],
         ),
         "kgqa.version": Target("RETURN kgqa.version() AS version", {}),
         "kgqa.subgraphrag.candidates": Target(

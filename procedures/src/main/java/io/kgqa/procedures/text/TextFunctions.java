@@ -47,7 +47,16 @@ public class TextFunctions {
         if (text == null) {
             return null;
         }
-        return toList(embedText(text, encoder));
+        if (!options.has("encoder")) {
+            return toList(embedText(text, encoder));
+        }
+        try {
+            return toList(embedText(text, encoder));
+        } catch (BadArgumentException bad) {
+            throw bad;
+        } catch (IllegalArgumentException unknown) {  // a name the user gave: say which argument it was
+            throw new BadArgumentException(options.where("encoder") + ": " + unknown.getMessage());
+        }
     }
 
     /** Shared with the SubgraphRAG procedures: one embedding through the cached encoder. */
