@@ -1,13 +1,15 @@
 """Bulk-path throughput on the synthetic Freebase-shaped KG of ``bench/synthetic_kg.py``.
 
     python bench/load_bulk_synthetic.py [--entities 1000000] [--triples 10000000] [--shape freebase|dbpedia]
-        [--embeddings]
+        [--embeddings [full|fast]] [--models-from HOME]
 
 The dump (default under /tmp/kgqa-synthetic-<entities>-<triples>/) is generated once and never written
 inside the repository. It is loaded with ``kgqa load freebase|dbpedia --bulk`` into a private managed server
 (``--home``, default /tmp/kgqa-bench-bulk, port 7702) whose database neo4j-admin overwrites; the server is
 stopped at the end unless ``--keep-server`` (the scale latency bench then asks questions of it). Embeddings
-are skipped unless ``--embeddings``.
+are skipped unless ``--embeddings`` (``full``, the default when given bare, or ``fast``). ``--models-from``
+copies another kgqa home's installed models (encoders, classifiers, GSR, SubgraphRAG) into the private home
+first, so that every method can be asked there without training again.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -36,6 +39,20 @@ def dump(directory: Path, shape: str, entities: int, triples: int) -> Path:
     return path
 
 
+def copy_models(source: Path, target: Path) -> None:
+    """Each model folder of ``source`` that ``target`` lacks, copied (not linked: a retrain there must not
+    change a measurement here)."""
+    for folder in sorted(p for p in source.glob("*/*") if p.is_dir()):
+        destination = target / folder.relative_to(source)
+        if not destination.exists():
+            shutil.copytree(folder, destination)
+    for file in source.glob("*/*"):  # the classifiers are files, not folders
+        destination = target / file.relative_to(source)
+        if file.is_file() and not destination.exists():
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(file, destination)
+
+
 def kgqa(*args: str, env: dict[str, str]) -> str:
     proc = subprocess.run(
         [sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True, env={**os.environ, **env}
@@ -54,7 +71,8 @@ def main() -> None:
     ap.add_argument("--kg", default="synthetic")
     ap.add_argument("--home", type=Path, default=Path("/tmp/kgqa-bench-bulk"))
     ap.add_argument("--port", type=int, default=7702)
-    ap.add_argument("--embeddings", action="store_true")
+    ap.add_argument("--embeddings", nargs="?", const="full", choices=("full", "fast"))
+    ap.add_argument("--models-from", type=Path, help="a kgqa home whose models/ to copy into --home")
     ap.add_argument("--keep-server", action="store_true")
     args = ap.parse_args()
     directory = args.dir or Path(f"/tmp/kgqa-synthetic-{args.entities}-{args.triples}")
@@ -62,6 +80,8 @@ def main() -> None:
         sys.exit("write the synthetic KG outside the repository")
     path = dump(directory, args.shape, args.entities, args.triples)
     env = {"KGQA_HOME": str(args.home), "KGQA_BOLT_PORT": str(args.port), "NEO4J_URI": ""}
+    if args.models_from:
+        copy_models(args.models_from / "models", args.home / "models")
     kgqa("server", "start", env=env)
     clear_private(env)
     try:
@@ -77,8 +97,7 @@ def main() -> None:
             "--force",
             "--json",
         ]
-        if not args.embeddings:
-            load_args.append("--no-embeddings")
+        load_args += ["--embeddings", args.embeddings or "none"]
         summary = json.loads(kgqa(*load_args, env=env))
         wall = time.monotonic() - began
     finally:

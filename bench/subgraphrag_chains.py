@@ -8,15 +8,18 @@ predicts, exactly as ``kgqa ask --method subgraphrag`` scores them. The answer r
 the same scores:
 
 * ``walk``: the end of the best single walk of the predicted length (sum of log-sigmoid of its triples);
-  what ``kgqa.subgraphrag.walks`` and the extractive answerer do today;
+  ``kgqa.subgraphrag.walks`` with ``rankBy: 'walk'``;
 * ``chain-mean``: relation chains of the predicted length are executed from the topic entity; a chain
   scores ``sum over its steps of log(mean sigmoid of the triples it takes at that step)``; the answer is
   the best chain's end reached by the best walk along it;
-* ``chain-max``: as chain-mean with the best triple per step instead of the mean.
+* ``chain-logit``: as chain-mean with the mean logit per step (probabilities saturate near 1), what
+  ``rankBy: 'chain'`` does.
 
-Hits@1 and the F1 of the chosen chain's whole end set against the gold set. ``--part validation`` is the
-part of dev that only early-stopped training (the rules are chosen there); ``--part holdout`` is the part
-no training or choice saw.
+Walks never enter a topic entity nor go straight back over the triple they came by; the ``simple``
+variants also never reach an entity they passed (X → its director → a film he wrote → its director, him
+again). Hits@1 and the F1 of the chosen chain's whole end set against the gold set. ``--part validation``
+is the part of dev that only early-stopped training (the rules are chosen there); ``--part holdout`` is
+the part no training or choice saw.
 """
 
 from __future__ import annotations
@@ -40,37 +43,38 @@ from rich.progress import track
 STDERR = Console(stderr=True)
 LOGIT_CLIP = 20.0  # one extreme triple must not outweigh the rest of its step
 Step = tuple[str, str]  # (relation, ">" forward or "<" backward)
-RULES = ("walk", "chain-mean", "chain-max", "chain-logit", "chain-min-logit")
-BACKTRACK = (False,)
+RULES = ("walk", "chain-mean", "chain-logit")
+SIMPLE = (False, True)
 
 
 def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(min(x, 50.0), -50.0)))
 
 
-Arrival = tuple[float, int]  # (best walk log-probability, the triple it arrived over)
+Arrival = tuple[float, int, tuple[str, ...]]  # (walk log-probability, triple it arrived over, nodes on it)
+ARRIVALS = 3  # best walks kept per node and chain: enough that one of them may go on where the best may not
 
 
 @dataclass
 class Chain:
     steps: tuple[Step, ...]
-    # node reached -> its best two walks along this chain that arrive over different triples, best first: a
-    # walk must not go straight back over the triple it came by, so the second continues over the first's
+    # node reached -> its best walks along this chain, best first: the best may not go on (straight back over
+    # its own triple, or into a node it passed), so a few are kept
     nodes: dict[str, list[Arrival]]
     step_logits: list[list[float]]  # each triple's score taken at each step (logit, clipped to ±LOGIT_CLIP)
 
 
 def chains(
-    rows: Sequence[tuple[str, str, str, float]], topics: set[str], depth: int, backtrack: bool
+    rows: Sequence[tuple[str, str, str, float]], topics: set[str], depth: int, simple: bool
 ) -> list[Chain]:
     """Every relation chain of exactly ``depth`` steps from the topic entities that ends somewhere other
-    than a topic entity; walks never enter a topic entity and (unless ``backtrack``) never go straight back
-    over the triple they came by."""
+    than a topic entity; walks never enter a topic entity, never go straight back over the triple they came
+    by and, when ``simple``, never reach a node they passed already."""
     out: dict[str, list[tuple[Step, str, float, int]]] = defaultdict(list)
     for i, (head, rel, tail, score) in enumerate(rows):
         out[head].append(((rel, ">"), tail, score, i))
         out[tail].append(((rel, "<"), head, score, i))
-    frontier = [Chain((), {t: [(0.0, -1)] for t in topics if t in out}, [])]
+    frontier = [Chain((), {t: [(0.0, -1, (t,))] for t in topics if t in out}, [])]
     for _level in range(depth):
         grown: dict[tuple[Step, ...], Chain] = {}
         for chain in frontier:
@@ -78,7 +82,7 @@ def chains(
                 for step, other, score, triple in out.get(node, []):
                     if other in topics:
                         continue
-                    usable = [a for a in arrivals if backtrack or a[1] != triple]
+                    usable = [a for a in arrivals if a[1] != triple and not (simple and other in a[2])]
                     if not usable:
                         continue
                     key = (*chain.steps, step)
@@ -87,10 +91,9 @@ def chains(
                         child = grown[key] = Chain(key, {}, [*chain.step_logits, []])
                     child.step_logits[-1].append(max(min(score, LOGIT_CLIP), -LOGIT_CLIP))
                     walk = usable[0][0] + math.log(max(sigmoid(score), 1e-300))
-                    kept = [a for a in child.nodes.get(other, []) if a[1] != triple]
-                    kept.append((walk, triple))
+                    kept = [*child.nodes.get(other, []), (walk, triple, (*usable[0][2], other))]
                     kept.sort(key=lambda a: -a[0])
-                    child.nodes[other] = kept[:2]
+                    child.nodes[other] = kept[:ARRIVALS]
         frontier = list(grown.values())
     return [c for c in frontier if c.nodes]
 
@@ -102,11 +105,8 @@ def best_walk(chain: Chain) -> float:
 def chain_score(chain: Chain, rule: str) -> float:
     if rule == "chain-mean":
         return sum(math.log(max(sum(map(sigmoid, xs)) / len(xs), 1e-300)) for xs in chain.step_logits)
-    if rule in ("chain-logit", "chain-min-logit"):
-        means = [sum(xs) / len(xs) for xs in chain.step_logits]
-        return sum(means) if rule == "chain-logit" else min(means)
-    if rule == "chain-max":
-        return sum(math.log(max(sigmoid(max(xs)), 1e-300)) for xs in chain.step_logits)
+    if rule == "chain-logit":
+        return sum(sum(xs) / len(xs) for xs in chain.step_logits)
     return best_walk(chain)  # walk: the chain holding the best single walk
 
 
@@ -140,13 +140,13 @@ def main(argv: list[str] | None = None) -> int:
         f"`python bench/subgraphrag_chains.py --model {args.model} --part {args.part} --n {args.n}"
         f" --hops {args.hops}` (MetaQA dev, {args.part} part; hop count from the classifier)\n"
     )
-    names = [f"{rule}{', back' if backtrack else ''}" for backtrack in BACKTRACK for rule in RULES]
+    names = [f"{rule}{', simple' if simple else ''}" for simple in SIMPLE for rule in RULES]
     print("| hops | n | " + " | ".join(f"{r} Hits@1 | {r} F1" for r in names) + " |")
     print("|---:|---:|" + "---:|---:|" * len(names))
     with open_driver() as driver:
         for hops in [int(h) for h in args.hops.split(",")]:
             group = [q for q in questions if q.hops == hops][: args.n]
-            variants = [(rule, backtrack) for backtrack in BACKTRACK for rule in RULES]
+            variants = [(rule, simple) for simple in SIMPLE for rule in RULES]
             hits = dict.fromkeys(variants, 0)
             f1s = dict.fromkeys(variants, 0.0)
             for q in track(group, description=f"{hops}-hop", console=STDERR, transient=True):
@@ -173,12 +173,12 @@ def main(argv: list[str] | None = None) -> int:
                     (str(r["head"]), str(r["relation"]), str(r["tail"]), float(r["score"])) for r in records
                 ]
                 gold = {normalize_answer(a) for a in q.answers}
-                for backtrack in BACKTRACK:
-                    found = chains(rows, {e.name for e in linked}, predicted, backtrack)
+                for simple in SIMPLE:
+                    found = chains(rows, {e.name for e in linked}, predicted, simple)
                     for rule in RULES:
                         top, ends = answer(found, rule)
-                        hits[(rule, backtrack)] += int(top is not None and normalize_answer(top) in gold)
-                        f1s[(rule, backtrack)] += f1(ends, gold)
+                        hits[(rule, simple)] += int(top is not None and normalize_answer(top) in gold)
+                        f1s[(rule, simple)] += f1(ends, gold)
             n = len(group)
             cells = " | ".join(f"{100 * hits[v] / n:.1f} | {100 * f1s[v] / n:.1f}" for v in variants)
             print(f"| {hops} | {n} | {cells} |", flush=True)

@@ -97,7 +97,7 @@ def classifiers(data_dir: str | None, seed: int, paraphrases: int, as_json: bool
 @click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
 @click.option(
     "--question-relation/--no-question-relation",
-    default=False,
+    default=True,
     show_default=True,
     help="Give the scorer z_question ⊙ z_relation as a feature (how well a relation fits the question).",
 )

@@ -20,9 +20,9 @@ from kgqa.models.gsr import ChainModel, gsr_models_dir
 from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
 
 TRAIN_CLASSIFIERS = "kgqa train classifiers"
-# What `kgqa train subgraphrag` (3+3 DDE rounds) took on MetaQA here: meta.json training_seconds 1886 on 2
-# cores, 12 epochs, inside `scripts/demo --all-methods` on a fresh machine.
-SUBGRAPHRAG_TRAINING_TAKES = "about 20 minutes on 2 cores for MetaQA; --limit N --epochs E for a quick one"
+# What `kgqa train subgraphrag` (3+3 DDE rounds, the question-relation feature) took on MetaQA here:
+# meta.json training_seconds 1804 on 2 cores, 12 epochs, sharing the machine with another training job.
+SUBGRAPHRAG_TRAINING_TAKES = "about 30 minutes on 2 cores for MetaQA; --limit N --epochs E for a quick one"
 
 _LOCK = threading.Lock()
 _CLASSIFIERS: dict[Path, QuestionClassifiers] = {}

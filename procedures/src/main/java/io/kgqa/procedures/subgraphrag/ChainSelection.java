@@ -22,8 +22,8 @@ import java.util.Set;
  * ({@code bench/subgraphrag_chains.py}).
  *
  * <p>A chain is a sequence of (relation, direction) steps. It is executed from every topic entity over
- * the candidate triples, never entering a topic entity and never going straight back over the triple a
- * walk came by. Its score is the sum over its steps of the mean score (logit, clipped to
+ * the candidate triples; a walk never enters a topic entity, never goes straight back over the triple it
+ * came by and never reaches an entity it passed. Its score is the sum over its steps of the mean score (logit, clipped to
  * &plusmn;{@value #LOGIT_CLIP}) of the triples it takes at that step: the scorer's probabilities saturate
  * near 1 on many triples of a 3-hop question, where logits still tell them apart. Along a chain, each end
  * entity keeps its best walk (sum of log-sigmoid, as in {@link PathSelection}).
@@ -31,6 +31,9 @@ import java.util.Set;
  * <p>Pure: arrays in, chains out; no database.
  */
 public final class ChainSelection {
+
+    /** Walks kept per node and chain prefix (see Arrivals). */
+    static final int ARRIVALS = 3;
 
     /** One extreme triple must not outweigh the rest of its step. */
     public static final double LOGIT_CLIP = 20.0;
@@ -74,7 +77,9 @@ public final class ChainSelection {
         Map<Integer, Arrivals> start = new LinkedHashMap<>();
         for (int node = 0; node < topic.length; node++) {
             if (topic[node] && touching.containsKey(node)) {
-                start.put(node, new Arrivals(new Step(0.0, -1, -1, 0)));
+                Arrivals arrivals = new Arrivals();
+                arrivals.offer(new Walked(0.0, new int[]{node}, new int[0]));
+                start.put(node, arrivals);
             }
         }
         List<Prefix> frontier = List.of(new Prefix(new long[0], List.of(start), 0.0));
@@ -87,26 +92,20 @@ public final class ChainSelection {
                     int node = entry.getKey();
                     Arrivals arrivals = entry.getValue();
                     for (int t : touching.get(node)) {
-                        int via = arrivals.avoiding(t);
-                        if (via < 0) {
-                            continue;
-                        }
                         boolean forward = heads[t] == node;
                         int other = forward ? tails[t] : heads[t];
                         if (topic[other]) {
                             continue;
                         }
+                        Walked via = arrivals.continuing(t, other);
+                        if (via == null) {
+                            continue;
+                        }
                         Growing child = grown.computeIfAbsent(step(relations[t], forward), s -> new Growing());
                         child.scoreSum += clipped(scores[t]);
                         child.taken++;
-                        double score = arrivals.get(via).score() + PathSelection.logSigmoid(scores[t]);
-                        Step arrival = new Step(score, t, node, via);
-                        Arrivals seen = child.nodes.get(other);
-                        if (seen == null) {
-                            child.nodes.put(other, new Arrivals(arrival));
-                        } else {
-                            seen.offer(arrival);
-                        }
+                        child.nodes.computeIfAbsent(other, n -> new Arrivals()).offer(via.then(t, other,
+                                PathSelection.logSigmoid(scores[t])));
                     }
                 }
                 for (Map.Entry<Long, Growing> entry : grown.entrySet()) {
@@ -180,47 +179,61 @@ public final class ChainSelection {
         return Math.max(-LOGIT_CLIP, Math.min(LOGIT_CLIP, x));
     }
 
-    /** A walk's last step: its score, the triple it arrived over, the node it came from and which of that
-     * node's arrivals (0 best, 1 second) it continued. */
-    private record Step(double score, int triple, int from, int fromArrival) {
+    /** A walk: its score (sum of log-sigmoid), the nodes it passed from the topic entity and its triples. */
+    private record Walked(double score, int[] nodes, int[] triples) {
+
+        Walked then(int triple, int node, double logSigmoid) {
+            int[] moreNodes = Arrays.copyOf(nodes, nodes.length + 1);
+            moreNodes[nodes.length] = node;
+            int[] moreTriples = Arrays.copyOf(triples, triples.length + 1);
+            moreTriples[triples.length] = triple;
+            return new Walked(score + logSigmoid, moreNodes, moreTriples);
+        }
+
+        boolean passes(int node) {
+            for (int n : nodes) {
+                if (n == node) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     /**
-     * A node's best walk along a chain prefix and its best walk that arrives over another triple: a walk
-     * never goes straight back over the triple it came by, so when the best arrived over the triple about
-     * to be taken, the second is the best walk that may take it (exact, unlike one arrival per node).
+     * A node's best few walks along a chain prefix, best first. A walk never goes straight back over the
+     * triple it came by and never reaches a node it passed (X, its director, a film he wrote, its director:
+     * him again), so the best walk to a node may be unable to take the next step where a worse one can.
      */
     private static final class Arrivals {
-        private Step best;
-        private Step second;
+        private final List<Walked> walks = new ArrayList<>(ARRIVALS);
 
-        Arrivals(Step best) {
-            this.best = best;
-        }
-
-        Step get(int which) {
-            return which == 0 ? best : second;
-        }
-
-        /** 0 or 1: the best arrival not over {@code triple}; -1 when there is none. */
-        int avoiding(int triple) {
-            if (best.triple() != triple) {
-                return 0;
-            }
-            return second != null ? 1 : -1;
-        }
-
-        void offer(Step step) {
-            if (step.triple() == best.triple()) {
-                if (step.score() > best.score()) {
-                    best = step;
+        /** The best walk here that may take {@code triple} on to {@code next}; null when none may. */
+        Walked continuing(int triple, int next) {
+            for (Walked walk : walks) {
+                int last = walk.triples().length - 1;
+                if ((last < 0 || walk.triples()[last] != triple) && !walk.passes(next)) {
+                    return walk;
                 }
-            } else if (step.score() > best.score()) {
-                second = best;
-                best = step;
-            } else if (second == null || step.score() > second.score()) {
-                second = step;
             }
+            return null;
+        }
+
+        void offer(Walked walk) {
+            int at = 0;
+            while (at < walks.size() && walks.get(at).score() >= walk.score()) {
+                at++;
+            }
+            if (at < ARRIVALS) {
+                walks.add(at, walk);
+                if (walks.size() > ARRIVALS) {
+                    walks.remove(walks.size() - 1);
+                }
+            }
+        }
+
+        Walked best() {
+            return walks.get(0);
         }
     }
 
@@ -244,16 +257,8 @@ public final class ChainSelection {
             Map<Integer, Arrivals> last = levels.get(depth);
             List<PathSelection.Walk> walks = new ArrayList<>(last.size());
             for (Map.Entry<Integer, Arrivals> entry : last.entrySet()) {
-                int[] triples = new int[depth];
-                int node = entry.getKey();
-                int which = 0;
-                for (int level = depth; level >= 1; level--) {
-                    Step step = levels.get(level).get(node).get(which);
-                    triples[level - 1] = step.triple();
-                    node = step.from();
-                    which = step.fromArrival();
-                }
-                walks.add(new PathSelection.Walk(entry.getKey(), entry.getValue().get(0).score(), triples));
+                Walked best = entry.getValue().best();
+                walks.add(new PathSelection.Walk(entry.getKey(), best.score(), best.triples()));
             }
             walks.sort((a, b) -> a.score() != b.score() ? Double.compare(b.score(), a.score())
                     : Integer.compare(a.end(), b.end()));

@@ -77,6 +77,20 @@ class ChainSelectionTest {
     }
 
     @Test
+    void aWalkNeverComesBackToAnEntityItPassed() {
+        // topic film 0 directed by 1; 1 wrote and directed film 2 (t1 written, t2 directed); 2 has genre 3.
+        // X -directed-> 1 <-written- 2 -directed-> 1 would answer the director himself: not a walk.
+        int[] heads = {0, 2, 2, 2};
+        int[] tails = {1, 1, 1, 3};
+        int[] relations = {2, 1, 2, 3};
+        float[] scores = {5f, 4f, 9f, 1f};
+        boolean[] topic = {true, false, false, false};
+        List<ChainSelection.Chain> three = ChainSelection.rank(heads, tails, relations, scores, topic, 3);
+        assertEquals(List.of(3, 3), three.stream().map(c -> c.walks().get(0).end()).toList());
+        assertTrue(three.stream().allMatch(c -> c.walks().size() == 1));
+    }
+
+    @Test
     void theFirstChainIsKeptWholeAndLaterOnesFillK() {
         List<ChainSelection.Chain> chains = ChainSelection.rank(HEADS, TAILS, RELATIONS, SCORES, TOPIC, 1);
         // k = 1: the best chain's one walk, nothing else fits
