@@ -43,6 +43,7 @@ from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import STAGES, QuestionAnswerer
 from kgqa.retrieve.linking import link_entities
 from neo4j import Driver, RoutingControl
+from neo4j.exceptions import Neo4jError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -71,6 +72,7 @@ class Outcome:
     hits1: list[float] = field(default_factory=list)
     answered: int = 0
     refused: Counter[str] = field(default_factory=Counter)  # one-line reasons of KgqaErrors
+    unanswered: Counter[str] = field(default_factory=Counter)  # why an answer came back empty
 
 
 def metaqa_questions(n: int, seed: int) -> list[Question]:
@@ -110,7 +112,12 @@ def synthetic_questions(directory: Path, entities: int, triples: int, n: int, se
 
 
 def one_line(exc: Exception) -> str:
-    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    text = (exc.message if isinstance(exc, Neo4jError) else None) or str(exc)
+    return text.splitlines()[0][:240] if text else type(exc).__name__
+
+
+# A procedure that refuses a KG (a scorer trained on another encoder's vectors) fails its call: a refusal too.
+REFUSALS = (KgqaError, Neo4jError)
 
 
 def run_method(
@@ -119,24 +126,27 @@ def run_method(
     outcome = Outcome()
     try:
         qa = QuestionAnswerer(driver, method=method, kg=kg, llm="none")
-    except KgqaError as exc:
+    except REFUSALS as exc:
         outcome.refused[one_line(exc)] = len(questions)
         progress.advance(task, len(questions) + WARM_UP)
         return outcome
     for q in questions[:WARM_UP]:
         try:
             qa.ask(q.text)
-        except KgqaError:
+        except REFUSALS:
             pass  # counted below, when timed
         progress.advance(task)
     for q in questions:
         try:
             result = qa.ask(q.text)
-        except KgqaError as exc:
+        except REFUSALS as exc:
             outcome.refused[one_line(exc)] += 1
         else:
             outcome.latencies.append(result.latency_ms)
             outcome.answered += bool(result.answers)
+            if not result.answers:
+                why = result.answer.reason or result.evidence.reason or "no answer"
+                outcome.unanswered[re.sub(r"\[.*\]|'[^']*'", "…", why)[:160]] += 1
             outcome.hits1.append(score_answers(result.answers, q.answers).hits1)
         progress.advance(task)
     return outcome
@@ -169,8 +179,12 @@ def report_method(method: str, small: Outcome, large: Outcome, n_small: int, n_l
         if o.refused:
             reasons = "; ".join(f"{count}× {why}" for why, count in o.refused.most_common(3))
             lines.append(f"- {name}: refused {sum(o.refused.values())} of {n}: {reasons}")
+        if o.unanswered:
+            reasons = "; ".join(f"{count}× {why}" for why, count in o.unanswered.most_common(3))
+            lines.append(f"- {name}: no answer to {sum(o.unanswered.values())} of {n}: {reasons}")
     if not small.latencies and not large.latencies:
         return lines
+    lines.append("")
     lines += [
         "| stage | n MetaQA / 1M | MetaQA p50 ms | MetaQA p95 ms | 1M p50 ms | 1M p95 ms | p95 ratio |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -205,17 +219,22 @@ def summary_row(method: str, small: Outcome, large: Outcome, n_small: int, n_lar
 # ----------------------------------------------------------------------------- the private server's memory
 def jmx_memory(driver: Driver) -> dict[str, int]:
     """Bytes: heap in use now, and the peak of G1's old generation (what stays alive across collections)."""
-    out: dict[str, int] = {}
-    for r in driver.execute_query(
-        "CALL dbms.queryJmx('java.lang:type=Memory*') YIELD name, attributes "
-        "RETURN name, attributes.HeapMemoryUsage.value.properties.used AS heap, "
-        "attributes.PeakUsage.value.properties.used AS peak",
+    heap = driver.execute_query(
+        "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
+        "RETURN attributes.HeapMemoryUsage.value.properties.used AS used",
         routing_=RoutingControl.READ,
-    ).records:
-        if r["name"] == "java.lang:type=Memory":
-            out["heap_used"] = int(r["heap"])
-        elif "Old Gen" in r["name"]:
-            out["old_gen_peak"] = int(r["peak"])
+    ).records
+    old = driver.execute_query(
+        "CALL dbms.queryJmx('java.lang:type=MemoryPool,*') YIELD name, attributes "
+        "WHERE name CONTAINS 'Old Gen' "
+        "RETURN attributes.PeakUsage.value.properties.used AS peak,"
+        " attributes.CollectionUsage.value.properties.used AS after_gc",
+        routing_=RoutingControl.READ,
+    ).records
+    out = {"heap_used": int(heap[0]["used"])} if heap else {}
+    if old:
+        out["old_gen_peak"] = int(old[0]["peak"])
+        out["old_gen_after_gc"] = int(old[0]["after_gc"] or 0)
     return out
 
 
@@ -345,7 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     for when, mem in (("before the questions", memory_before), ("after them", memory_after)):
         print(
             f"- heap {when}: {mem.get('heap_used', 0) / 2**20:,.0f} MiB in use,"
-            f" G1 old generation peak {mem.get('old_gen_peak', 0) / 2**20:,.0f} MiB"
+            f" G1 old generation peak {mem.get('old_gen_peak', 0) / 2**20:,.0f} MiB,"
+            f" after its last collection {mem.get('old_gen_after_gc', 0) / 2**20:,.0f} MiB"
         )
     raw = {
         m: {

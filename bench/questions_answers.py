@@ -42,6 +42,7 @@ VARIANTS: dict[str, Any] = {
     "frag:similarity": lambda d: FragRetriever(d, chain_model=False),
     "frag:rerank-keeps-hops": lambda d: FragRetriever(d, config=FragConfig(rerank_keeps_hop_count=True)),
     "subgraphrag:top-k": lambda d: SubgraphRagRetriever(d, select_walks=False),
+    "subgraphrag:walk": lambda d: SubgraphRagRetriever(d, rank_by="walk"),
 }
 
 

@@ -34,10 +34,12 @@ STDERR = Console(stderr=True)
 
 def described(name: str) -> str:
     meta = json.loads((model_dir(name) / "meta.json").read_text())
+    question_relation = "on" if meta.get("question_relation") else "off"
     return (
         f"labels {meta.get('labels', 'shortest')}, DDE {meta.get('dde_rounds_forward')}+"
         f"{meta.get('dde_rounds_reverse')}, mask {meta.get('question_mask') or 'none'}, path steps "
-        f"{meta.get('path_steps', 0)}, {meta['split']['train']} training questions over the three hops"
+        f"{meta.get('path_steps', 0)}, question-relation feature {question_relation},"
+        f" {meta['split']['train']} training questions over the three hops"
     )
 
 
