@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -118,6 +118,16 @@ def answer(found: list[Chain], rule: str) -> tuple[str | None, set[str]]:
     return top, set(best.nodes)
 
 
+def right_chain_rank(found: list[Chain], gold: set[str]) -> str:
+    """Where chain-logit ranks the best chain whose ends are exactly the gold answers ("none": no chain's
+    are, e.g. a wrong topic entity or hop count): how far the scorer is from picking it."""
+    ranked = sorted(found, key=lambda c: (-chain_score(c, "chain-logit"), -best_walk(c)))
+    for rank, chain in enumerate(ranked, start=1):
+        if f1(set(chain.nodes), gold) == 1.0:
+            return "1" if rank == 1 else "2" if rank == 2 else "3-5" if rank <= 5 else "lower"
+    return "none"
+
+
 def f1(predicted: set[str], gold: set[str]) -> float:
     hit = len({normalize_answer(p) for p in predicted} & gold)
     if not hit:
@@ -141,14 +151,16 @@ def main(argv: list[str] | None = None) -> int:
         f" --hops {args.hops}` (MetaQA dev, {args.part} part; hop count from the classifier)\n"
     )
     names = [f"{rule}{', simple' if simple else ''}" for simple in SIMPLE for rule in RULES]
-    print("| hops | n | " + " | ".join(f"{r} Hits@1 | {r} F1" for r in names) + " |")
-    print("|---:|---:|" + "---:|---:|" * len(names))
+    columns = " | ".join(f"{r} Hits@1 | {r} F1" for r in names)
+    print(f"| hops | n | {columns} | best chain right | right chain 2nd | 3rd–5th | lower | none |")
+    print("|---:|---:|" + "---:|---:|" * len(names) + "---:|---:|---:|---:|---:|")
     with open_driver() as driver:
         for hops in [int(h) for h in args.hops.split(",")]:
             group = [q for q in questions if q.hops == hops][: args.n]
             variants = [(rule, simple) for simple in SIMPLE for rule in RULES]
             hits = dict.fromkeys(variants, 0)
             f1s = dict.fromkeys(variants, 0.0)
+            right_at: Counter[str] = Counter()  # where chain-logit (simple) ranks the first chain of F1 1
             for q in track(group, description=f"{hops}-hop", console=STDERR, transient=True):
                 linked = link_entities(driver, q.question, "metaqa")
                 if not linked:
@@ -179,9 +191,11 @@ def main(argv: list[str] | None = None) -> int:
                         top, ends = answer(found, rule)
                         hits[(rule, simple)] += int(top is not None and normalize_answer(top) in gold)
                         f1s[(rule, simple)] += f1(ends, gold)
+                right_at[right_chain_rank(chains(rows, {e.name for e in linked}, predicted, True), gold)] += 1
             n = len(group)
             cells = " | ".join(f"{100 * hits[v] / n:.1f} | {100 * f1s[v] / n:.1f}" for v in variants)
-            print(f"| {hops} | {n} | {cells} |", flush=True)
+            ranks = " | ".join(f"{100 * right_at[b] / n:.1f}" for b in ("1", "2", "3-5", "lower", "none"))
+            print(f"| {hops} | {n} | {cells} | {ranks} |", flush=True)
     return 0
 
 
