@@ -475,8 +475,9 @@ def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_c
     directory = sg.model_dir("pytest-tiny")
     meta = json.loads((directory / "meta.json").read_text())
     # the defaults: 3+3 DDE rounds (14 per entity), 2-step path codes (4 relation mixtures per entity),
-    # chain labels, the topic masked in z_q
-    assert meta["input_dim"] == 4 * 384 + 2 * (14 + 4 * 384)
+    # the question-relation block (z_q ⊙ z_rel), chain labels, the topic masked in z_q
+    assert meta["input_dim"] == 5 * 384 + 2 * (14 + 4 * 384)
+    assert meta["question_relation"] is True
     assert meta["include_seed"] is True and meta["kg"] == "metaqa" and meta["path_steps"] == 2
     assert meta["labels"] == "chain" and meta["question_mask"] == "it"
     assert meta["onnx_max_abs_diff"] <= 1e-5 and 0.0 <= meta["best_dev_recall@100"] <= 1.0

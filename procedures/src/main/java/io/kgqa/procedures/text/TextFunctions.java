@@ -52,10 +52,10 @@ public class TextFunctions {
         }
         try {
             return toList(embedText(text, encoder));
-        } catch (BadArgumentException bad) {
-            throw bad;
         } catch (IllegalArgumentException unknown) {  // a name the user gave: say which argument it was
-            throw new BadArgumentException(options.where("encoder") + ": " + unknown.getMessage());
+            String where = options.where("encoder");
+            String message = String.valueOf(unknown.getMessage());
+            throw message.startsWith(where) ? unknown : new BadArgumentException(where + ": " + message);
         }
     }
 
