@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kgqa.procedures.InProcessNeo4j;
 import io.kgqa.procedures.TestModels;
-import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.subgraphrag.SubgraphRagProcedures;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -36,16 +35,14 @@ class StaticEmbeddingTest {
     private static final List<String> VOCAB = List.of("[PAD]", "[UNK]", "who", "direct", "##ed", "kis", "##met", "?", "a");
     private static final int DIM = 3;
 
-    private Path models;
-    private String previousModelsDir;
+    private TestModels models;
     private InProcessNeo4j neo4j;
 
     @BeforeAll
     void start() throws Exception {
-        models = Files.createTempDirectory("kgqa-static-test");
-        TestModels.copyTree(Path.of(getClass().getResource("/models").toURI()), models);
-        writeStatic(models.resolve("encoder/tiny-static"), 4, 40);
-        previousModelsDir = System.setProperty(ModelsDir.PROPERTY, models.toString());
+        models = TestModels.empty("kgqa-static-test");
+        TestModels.copyTree(Path.of(getClass().getResource("/models").toURI()), models.root());
+        writeStatic(models.root().resolve("encoder/tiny-static"), 4, 40);
         neo4j = InProcessNeo4j.builder()
                 .withFunction(TextFunctions.class)
                 .withProcedure(SubgraphRagProcedures.class)
@@ -62,11 +59,8 @@ class StaticEmbeddingTest {
         if (neo4j != null) {
             neo4j.close();
         }
-        TestModels.deleteTree(models);
-        if (previousModelsDir == null) {
-            System.clearProperty(ModelsDir.PROPERTY);
-        } else {
-            System.setProperty(ModelsDir.PROPERTY, previousModelsDir);
+        if (models != null) {
+            models.close();
         }
     }
 
