@@ -4,14 +4,17 @@ MetaQA: top-1 is correct when the best linked entity is the bracketed one; ``--t
 the entity's longest word, ``--lower`` lower-cases the question. Free-form (``--freeform``, the hand-written
 ``bench/questions/metaqa_freeform.jsonl``): top-1 is correct when the best linked entity is one of the
 question's topics, all-found when every topic is among the linked entities; reported per part (``tune`` and
-``heldout``; the held-out part is never tuned on) and per kind of question.
+``heldout``; the held-out part is never tuned on) and per kind of question. ``--set`` adds other hand-written
+sets in the same format (``metaqa_two_entity.jsonl``, ``metaqa_freeform_b.jsonl``). Everywhere, *extra* is the
+share of questions that also link a name that is none of the question's topics (a spurious entity pins a
+wrong node in a pattern); an entity of the same name as a topic (the tag "tom hanks") is not extra.
 
 Links through ``kgqa.retrieve.linking.link_entities`` (the in-database ``kgqa.link.entities``) against KG
 ``metaqa`` on the configured server (NEO4J_* or the managed one; for the test server set
 KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697).
 
     python bench/linking_metaqa.py --split dev --limit 1000 [--typos] [--lower] [--show-errors 20]
-    python bench/linking_metaqa.py --freeform [--show-errors 20]
+    python bench/linking_metaqa.py --freeform [--set bench/questions/metaqa_two_entity.jsonl] [--show-errors 20]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 from kgqa.core.config import shared_data_dir
 from kgqa.core.metaqa import read_questions
 from kgqa.core.text import without_brackets
+from kgqa.core.text import normalize_answer
 from kgqa.core.types import LinkedEntity
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.linking import link_entities
@@ -56,6 +60,11 @@ def _link(driver: Driver, question: str, kg: str) -> tuple[list[LinkedEntity], f
     return linked, (time.perf_counter() - began) * 1000
 
 
+def _extra(linked: list[LinkedEntity], topics: set[str]) -> bool:
+    gold = {normalize_answer(t) for t in topics}
+    return any(normalize_answer(e.name) not in gold for e in linked)
+
+
 def _latency(latencies: list[float]) -> str:
     ordered = sorted(latencies)
     return f"p50 {statistics.median(ordered):.1f} ms  p95 {ordered[int(0.95 * (len(ordered) - 1))]:.1f} ms"
@@ -67,7 +76,7 @@ def run_metaqa(driver: Driver, args: argparse.Namespace) -> None:
         questions = read_questions(args.split, hop, allow_test=True)  # linking is measured, nothing is tuned
         if args.limit and len(questions) > args.limit:
             questions = rng.sample(questions, args.limit)
-        correct = any_correct = empty = 0
+        correct = any_correct = empty = extra = 0
         latencies: list[float] = []
         errors: list[str] = []
         for q in questions:
@@ -79,6 +88,7 @@ def run_metaqa(driver: Driver, args: argparse.Namespace) -> None:
             linked, ms = _link(driver, free, args.kg)
             latencies.append(ms)
             empty += not linked
+            extra += _extra(linked, {gold})
             if linked and linked[0].name == gold:
                 correct += 1
             elif len(errors) < args.show_errors:
@@ -87,15 +97,21 @@ def run_metaqa(driver: Driver, args: argparse.Namespace) -> None:
         n = len(questions)
         print(
             f"{args.split} {hop}-hop n={n}: top-1 {correct / n:.2%}  in top-3 {any_correct / n:.2%}  "
-            f"empty {empty / n:.2%}  latency {_latency(latencies)}"
+            f"empty {empty / n:.2%}  extra {extra / n:.2%}  latency {_latency(latencies)}"
         )
         for line in errors:
             print(line)
 
 
 def run_freeform(driver: Driver, args: argparse.Namespace) -> dict[str, dict[str, float]]:
-    rows = [json.loads(line) for line in FREEFORM.read_text(encoding="utf-8").splitlines() if line.strip()]
-    tally: dict[str, list[tuple[bool, bool, bool]]] = defaultdict(list)
+    rows = []
+    for path in [FREEFORM, *(Path(p) for p in args.set)]:
+        prefix = "" if path == FREEFORM else path.stem.removeprefix("metaqa_") + " "
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                rows.append({**row, "part": prefix + row["part"]})
+    tally: dict[str, list[tuple[bool, bool, bool, bool]]] = defaultdict(list)
     latencies: list[float] = []
     errors: list[str] = []
     for row in rows:
@@ -106,8 +122,8 @@ def run_freeform(driver: Driver, args: argparse.Namespace) -> dict[str, dict[str
         top1 = bool(names) and names[0] in gold
         every = gold <= set(names)
         for group in (row["part"], f"{row['part']}/{row['kind']}"):
-            tally[group].append((top1, every, not names))
-        if not every and len(errors) < args.show_errors and row["part"] == "tune":  # held-out: numbers only
+            tally[group].append((top1, every, not names, _extra(linked, gold)))
+        if not every and len(errors) < args.show_errors and row["part"].endswith("tune"):  # held-out: numbers only
             errors.append(
                 f"  {row['question']!r}: gold={sorted(gold)} got={[(e.name, e.how) for e in linked]}"
             )
@@ -120,11 +136,12 @@ def run_freeform(driver: Driver, args: argparse.Namespace) -> dict[str, dict[str
             "top1": sum(r[0] for r in results) / n,
             "all_topics": sum(r[1] for r in results) / n,
             "empty": sum(r[2] for r in results) / n,
+            "extra": sum(r[3] for r in results) / n,
         }
         s = summary[group]
         print(
-            f"freeform {group:22} n={n:3}  top-1 {s['top1']:.2%}  all topics {s['all_topics']:.2%}  "
-            f"empty {s['empty']:.2%}"
+            f"freeform {group:32} n={n:3}  top-1 {s['top1']:.2%}  all topics {s['all_topics']:.2%}  "
+            f"empty {s['empty']:.2%}  extra {s['extra']:.2%}"
         )
     print(f"freeform latency {_latency(latencies)}")
     for line in errors:
@@ -142,6 +159,7 @@ def main() -> int:
     ap.add_argument("--typos", action="store_true", help="delete one letter of the entity's longest word")
     ap.add_argument("--lower", action="store_true", help="lower-case the whole question")
     ap.add_argument("--freeform", action="store_true", help="the hand-written free-form set instead")
+    ap.add_argument("--set", action="append", default=[], help="with --freeform: another set in its format")
     ap.add_argument("--show-errors", type=int, default=0)
     args = ap.parse_args()
     if not (shared_data_dir() / "metaqa").is_dir() and not args.freeform:

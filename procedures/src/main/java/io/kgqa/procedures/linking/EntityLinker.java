@@ -37,14 +37,18 @@ import org.neo4j.logging.Log;
  *   <li>{@code [brackets]} (MetaQA style) are honoured: the bracketed text is looked up by exact name, then by
  *       id; only when both fail is it linked like free text (its best entity kept).</li>
  *   <li>Free text is cut into word n-grams (spans of up to {@value #MAX_SPAN_TOKENS} tokens). Three sources
- *       propose entities: <b>exact</b> (every span in a few case variants, on the {@code (kg, name)} range
- *       index); <b>full-text + fuzzy</b> (one Lucene query over the question's words, {@code word~1} for longer
- *       content words; each hit aligned back onto a span with a bounded Levenshtein distance); <b>vector</b>
- *       (only when nothing else scores {@value #MIN_SCORE}: content spans embedded in the database and
- *       looked up in {@code entity_embedding}; only near-identical names count).</li>
+ *       propose entities: <b>exact</b> (every span in a few case variants, without a final possessive, and a
+ *       final plural as its singular, on the {@code (kg, name)} range index); <b>full-text + fuzzy</b> (one
+ *       Lucene query over the question's words, {@code word~1} for longer content words; each hit aligned back
+ *       onto a span with a bounded edit distance in which a swap of two letters is one edit, or onto one word
+ *       that matches the last word of a person's name: "Herzog"); <b>vector</b> (only when nothing else
+ *       scores {@value #MIN_SCORE}: content spans embedded in the database and looked up in
+ *       {@code entity_embedding}; only near-identical names count).</li>
  *   <li>Each (entity, span) candidate is scored (exact over fuzzy, longer over shorter, content words over
  *       question words, capitalised spans when the question has capitals) and overlapping spans are resolved
- *       greedily, best first.</li>
+ *       greedily, best first. {@code maxEntities} counts spans: entities of one name on one span (a tag and
+ *       a person) share a place. A further span must score {@link #SECONDARY_RATIO} of the best, unless it
+ *       is a number, a shared value (a genre) or a name typed with its capitals.</li>
  * </ol>
  *
  * <p>This is a port of {@code retrieve/linking.py} that gives the same entities, spans and scores: its
@@ -75,6 +79,17 @@ public final class EntityLinker {
     public static final double TWIN_RATIO = 0.95;
     /** Further entities must score at least this fraction of the best one. */
     public static final double SECONDARY_RATIO = 0.75;
+    /** Entities that share one span of the question ("ringo lam" the tag, "Ringo Lam" the person), at most. */
+    public static final int MAX_TWINS = 3;
+    /**
+     * An entity this many facts touch is a value many entities share (a genre, a language, a country): said
+     * exactly, it states a constraint ("horror films by X"), however short its name.
+     */
+    public static final int SHARED_VALUE_DEGREE = 100;
+    /** A plural said for a singular name ("westerns" for "Western"): a little below an exact match. */
+    static final double SINGULAR_MATCH = 0.93;
+    /** A person named by the last word of their name ("Herzog" for "Werner Herzog"): below any full name. */
+    static final double PARTIAL_MATCH = 0.8;
 
     /**
      * Function words and generic question vocabulary: a span made only of these is rarely the entity meant.
@@ -146,7 +161,7 @@ public final class EntityLinker {
     }
 
     /** A span of the question that a lookup string came from; {@code exactCase}: the string is the span as typed. */
-    record SpanRef(int start, int end, boolean exactCase) {
+    record SpanRef(int start, int end, boolean exactCase, boolean singular) {
     }
 
     /** An (entity, span) pair; {@code score} is set by {@link #score}. */
@@ -161,6 +176,7 @@ public final class EntityLinker {
         final int degree; // breaks ties between equally good names
         final List<String> types; // relationship types of the entity
         double score;
+        boolean capitalised; // every judged word of the span capitalised, in a question with case (set by score)
 
         Candidate(Node node, String id, String name, int start, int end, String how, double match, int degree,
                   List<String> types) {
@@ -260,9 +276,9 @@ public final class EntityLinker {
                     for (SpanRef span : lookup.getValue()) {
                         // without any capitals in the question, "ringo lam" (a tag) and "Ringo Lam" (a person)
                         // are nearly equally exact: both are kept (see resolve), the one typed as is first
-                        double quality = span.exactCase() ? 1.0 : !hasCase ? 0.99 : 0.96;
-                        add(candidates, new Candidate(node, id, name, span.start(), span.end(), "exact", quality,
-                                degree, types));
+                        double quality = span.singular() ? SINGULAR_MATCH : span.exactCase() ? 1.0 : !hasCase ? 0.99 : 0.96;
+                        add(candidates, new Candidate(node, id, name, span.start(), span.end(),
+                                span.singular() ? "singular" : "exact", quality, degree, types));
                     }
                 }
             }
@@ -541,11 +557,30 @@ public final class EntityLinker {
 
     // -------------------------------------------------------------------------------------- pure pieces
 
+    /**
+     * Letters that no Unicode decomposition takes apart but that a user types as plain Latin ("Jud Suss" for
+     * "Jud Süß", "Bjorn" for "Bjørn").
+     */
+    private static final Map<Integer, String> FOLDED = Map.ofEntries(Map.entry((int) 'ß', "ss"),
+            Map.entry((int) 'ẞ', "SS"), Map.entry((int) 'æ', "ae"), Map.entry((int) 'Æ', "AE"),
+            Map.entry((int) 'œ', "oe"), Map.entry((int) 'Œ', "OE"), Map.entry((int) 'ø', "o"),
+            Map.entry((int) 'Ø', "O"), Map.entry((int) 'đ', "d"), Map.entry((int) 'Đ', "D"),
+            Map.entry((int) 'ł', "l"), Map.entry((int) 'Ł', "L"), Map.entry((int) 'þ', "th"),
+            Map.entry((int) 'Þ', "Th"), Map.entry((int) 'ð', "d"), Map.entry((int) 'Ð', "D"),
+            Map.entry((int) 'ı', "i"));
+
     /** Lower-case words without accents or punctuation, single-spaced ("Schindler's List" -> "schindler s list"). */
     public static String normalize(String text) {
         String decomposed = Normalizer.normalize(text, Normalizer.Form.NFKD);
         StringBuilder plain = new StringBuilder(decomposed.length());
-        decomposed.codePoints().filter(cp -> !PyText.isCombining(cp)).forEach(plain::appendCodePoint);
+        decomposed.codePoints().filter(cp -> !PyText.isCombining(cp)).forEach(cp -> {
+            String folded = FOLDED.get(cp);
+            if (folded != null) {
+                plain.append(folded);
+            } else {
+                plain.appendCodePoint(cp);
+            }
+        });
         String lower = PyText.lower(plain.toString());
         StringBuilder out = new StringBuilder(lower.length());
         boolean inWord = false;
@@ -637,12 +672,16 @@ public final class EntityLinker {
         return 1 + (length - 1) / 8;
     }
 
-    /** Edit distance of {@code a} and {@code b}, or {@code bound + 1} as soon as it is known to exceed {@code bound}. */
-    public static int levenshtein(String a, String b, int bound) {
-        return levenshtein(PyText.codePoints(a), PyText.codePoints(b), bound);
+    /**
+     * Edit distance of {@code a} and {@code b} in which swapping two neighbouring letters is one edit ("Riener",
+     * "Reiner": the commonest slip when typing a name), or {@code bound + 1} as soon as it is known to exceed
+     * {@code bound}. This is the optimal string alignment distance: no substring is edited twice.
+     */
+    public static int editDistance(String a, String b, int bound) {
+        return editDistance(PyText.codePoints(a), PyText.codePoints(b), bound);
     }
 
-    static int levenshtein(int[] a, int[] b, int bound) {
+    static int editDistance(int[] a, int[] b, int bound) {
         if (Math.abs(a.length - b.length) > bound) {
             return bound + 1;
         }
@@ -650,6 +689,7 @@ public final class EntityLinker {
             return 0;
         }
         int big = bound + 1;
+        int[] beforePrevious = null;
         int[] previous = new int[b.length + 1];
         for (int j = 0; j <= b.length; j++) {
             previous[j] = j <= bound ? j : big;
@@ -670,6 +710,10 @@ public final class EntityLinker {
                 if (current[j - 1] + 1 < value) {
                     value = current[j - 1] + 1;
                 }
+                if (beforePrevious != null && j > 1 && ca == b[j - 2] && a[i - 2] == b[j - 1]
+                        && beforePrevious[j - 2] + 1 < value) {
+                    value = beforePrevious[j - 2] + 1;
+                }
                 current[j] = value;
                 if (value < rowMin) {
                     rowMin = value;
@@ -678,6 +722,7 @@ public final class EntityLinker {
             if (rowMin > bound) {
                 return big;
             }
+            beforePrevious = previous;
             previous = current;
         }
         return Math.min(previous[b.length], big);
@@ -721,18 +766,66 @@ public final class EntityLinker {
                 // name, and entities with different names never tie in resolve
                 Set<String> typed = new LinkedHashSet<>(List.of(raw, PyText.strip(raw, OUTER_PUNCT),
                         PyText.rstrip(raw, OUTER_PUNCT), PyText.lstrip(raw, OUTER_PUNCT)));
+                // "Wayne's World's writer": the name is the span without its possessive
+                for (String text : List.copyOf(typed)) {
+                    String bare = withoutPossessive(PyText.rstrip(text, OUTER_PUNCT));
+                    if (bare != null) {
+                        typed.add(bare);
+                    }
+                }
                 for (String text : typed) {
                     if (text.isEmpty()) {
                         continue;
                     }
                     for (String variant : caseVariants(text)) {
                         lookups.computeIfAbsent(variant, v -> new ArrayList<>())
-                                .add(new SpanRef(i, j, typed.contains(variant)));
+                                .add(new SpanRef(i, j, typed.contains(variant), false));
+                    }
+                }
+                // "westerns", "comedies": a plural of a singular name
+                for (String singular : singulars(PyText.strip(raw, OUTER_PUNCT))) {
+                    for (String variant : caseVariants(singular)) {
+                        lookups.computeIfAbsent(variant, v -> new ArrayList<>()).add(new SpanRef(i, j, false, true));
                     }
                 }
             }
         }
         return lookups;
+    }
+
+    /** {@code text} without a final possessive ("World's" -> "World"), or null when it has none. */
+    static String withoutPossessive(String text) {
+        for (String suffix : new String[] {"'s", "\u2019s", "'S", "\u2019S"}) {
+            if (text.endsWith(suffix) && text.length() > suffix.length() + 1) {
+                return text.substring(0, text.length() - suffix.length());
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Singular forms of a span whose last word is an English plural of four letters or more: "westerns" ->
+     * "western", "comedies" -> "comedy", "boxes" -> "box"/"boxe". Words in -ss, -us, -is and possessives are no plurals.
+     */
+    static List<String> singulars(String text) {
+        int space = text.lastIndexOf(' ');
+        String last = text.substring(space + 1);
+        String lower = PyText.lower(last);
+        if (PyText.length(lower) < 4 || !lower.endsWith("s") || lower.endsWith("ss") || lower.endsWith("us")
+                || lower.endsWith("is") || lower.endsWith("'s") || lower.endsWith("\u2019s")
+                || !Character.isLetter(lower.charAt(lower.length() - 2))) {
+            return List.of();
+        }
+        String head = text.substring(0, space + 1);
+        List<String> out = new ArrayList<>();
+        if (lower.endsWith("ies")) {
+            out.add(head + last.substring(0, last.length() - 3) + "y");
+        }
+        if (lower.endsWith("es")) {
+            out.add(head + last.substring(0, last.length() - 2));
+        }
+        out.add(head + last.substring(0, last.length() - 1));
+        return out;
     }
 
     /**
@@ -797,10 +890,17 @@ public final class EntityLinker {
                         spaced.append(norm);
                     }
                 }
-                String squeezed = spaced.toString().replace(" ", "");
-                if (!windows.containsKey(squeezed)) {
-                    windows.put(squeezed, new Window(i, j, spaced.toString()));
-                    byLength.computeIfAbsent(PyText.length(squeezed), n -> new ArrayList<>()).add(squeezed);
+                List<String> forms = new ArrayList<>(List.of(spaced.toString()));
+                String bare = withoutPossessive(PyText.rstrip(tokens.get(j - 1).text(), OUTER_PUNCT));
+                if (bare != null && spaced.toString().endsWith(" s")) { // "wayne s world s" -> "wayne s world"
+                    forms.add(spaced.substring(0, spaced.length() - 2));
+                }
+                for (String form : forms) {
+                    String squeezed = form.replace(" ", "");
+                    if (!squeezed.isEmpty() && !windows.containsKey(squeezed)) {
+                        windows.put(squeezed, new Window(i, j, form));
+                        byLength.computeIfAbsent(PyText.length(squeezed), n -> new ArrayList<>()).add(squeezed);
+                    }
                 }
             }
         }
@@ -836,7 +936,7 @@ public final class EntityLinker {
                                 || symmetricDifference(letters, points) > 2 * bound) {
                             continue;
                         }
-                        int d = levenshtein(points, targetPoints, bound);
+                        int d = editDistance(points, targetPoints, bound);
                         if (d <= bound && (bestWindow == null || d < bestDistance)) {
                             bestDistance = d;
                             bestWindow = window;
@@ -844,6 +944,10 @@ public final class EntityLinker {
                     }
                 }
                 if (bestWindow == null) {
+                    Candidate partial = partial(hit, spacedTarget, tokens);
+                    if (partial != null) {
+                        out.add(partial);
+                    }
                     continue;
                 }
                 found = windows.get(bestWindow);
@@ -854,6 +958,54 @@ public final class EntityLinker {
                     hit.degree(), hit.types()));
         }
         return out;
+    }
+
+    /**
+     * A person named by the last word of their name, possibly misspelt ("Herzog", "Hitchcok"): the hit's name
+     * must read like a person's (two to four capitalised words, not starting with an article or a minor word),
+     * and one word of the question must match its last word. Null when none does.
+     */
+    static Candidate partial(Hit hit, String spacedTarget, List<Token> tokens) {
+        List<String> nameWords = PyText.split(hit.name());
+        List<String> normWords = PyText.split(spacedTarget);
+        if (nameWords.size() < 2 || nameWords.size() > 4 || normWords.size() != nameWords.size()
+                || MINOR.contains(normWords.get(0))) {
+            return null;
+        }
+        for (String w : nameWords) {
+            if (!PyText.firstIsUpper(w)) {
+                return null;
+            }
+        }
+        int[] last = PyText.codePoints(normWords.get(normWords.size() - 1));
+        if (last.length < 4 || PyText.isDigits(normWords.get(normWords.size() - 1))) {
+            return null;
+        }
+        int bound = allowedEdits(last.length);
+        int bestToken = -1;
+        int bestDistance = bound + 1;
+        for (int k = 0; k < tokens.size(); k++) {
+            String norm = tokens.get(k).norm();
+            if (norm.isEmpty() || norm.contains(" ")) {
+                continue;
+            }
+            int[] points = PyText.codePoints(norm);
+            if (points[0] != last[0]) {
+                continue;
+            }
+            int d = editDistance(points, last, bound);
+            if (d < bestDistance) {
+                bestDistance = d;
+                bestToken = k;
+            }
+        }
+        if (bestToken < 0) {
+            return null;
+        }
+        // the fewer words around the surname, the likelier a person ("Werner Herzog", not "Portrait Werner Herzog")
+        return new Candidate(hit.node(), hit.id(), hit.name(), bestToken, bestToken + 1, "partial",
+                PARTIAL_MATCH - 0.06 * (nameWords.size() - 2) - 1.5 * bestDistance / last.length, hit.degree(),
+                hit.types());
     }
 
     private static int symmetricDifference(Set<Integer> letters, int[] window) {
@@ -921,8 +1073,17 @@ public final class EntityLinker {
             }
         }
         boolean capitalised = hasCase && !capital.isEmpty() && !capital.contains(false);
-        if (contentWords == 0) { // only question words ("what", "movies", "star"): rarely the entity meant
-            score *= capitalised ? 0.6 : 0.25;
+        c.capitalised = capitalised;
+        // a capitalised word next to the span: the name typed goes on ("The Other" in "The Other Woman")
+        boolean standsAlone = capitalised && !capitalisedAt(tokens, c.start - 1) && !capitalisedAt(tokens, c.end);
+        if (contentWords == 0) { // only question words ("what", "movies", "star"): rarely the entity meant ...
+            // ... unless typed with its capitals mid-sentence, exactly as the entity is named ("the director of Up")
+            boolean typedName = standsAlone && "exact".equals(c.how) && c.match >= 1.0;
+            score *= typedName ? 1.0 : capitalised ? 0.6 : 0.25;
+        }
+        // A surname alone ("Herzog") is a name only when typed as one: capitalised, in a question that uses case.
+        if ("partial".equals(c.how) && !standsAlone) {
+            score = 0;
         }
         // A content word right next to the span suggests the name goes on ("Bad Boy" in "Bad Boy Buby").
         for (int k : new int[] {c.start - 1, c.end}) {
@@ -952,6 +1113,11 @@ public final class EntityLinker {
         return score;
     }
 
+    /** Whether token {@code k} exists, is not the first of the question, and starts with a capital. */
+    private static boolean capitalisedAt(List<Token> tokens, int k) {
+        return k >= 1 && k < tokens.size() && PyText.firstIsUpper(PyText.lstrip(tokens.get(k).text(), OUTER_PUNCT));
+    }
+
     /** Best first, no two chosen spans overlapping, no entity twice, weak leftovers dropped. */
     static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities) {
         return resolve(candidates, tokens, maxEntities, SECONDARY_RATIO);
@@ -979,13 +1145,16 @@ public final class EntityLinker {
         });
         List<Candidate> chosen = new ArrayList<>();
         Set<String> seen = new HashSet<>();
+        int spans = 0; // maxEntities counts spans of the question: twins share their span's place
         for (Candidate c : ordered) {
-            if (c.score < MIN_SCORE || chosen.size() >= maxEntities) {
+            if (c.score < MIN_SCORE) {
                 break;
             }
-            // A literal value said exactly ("in 1987") is a constraint the question states, not a guess: short,
-            // so it scores low, but it is kept beside a stronger name.
-            if (!chosen.isEmpty() && c.score < secondaryRatio * chosen.get(0).score && !isLiteral(c)) {
+            // A literal value or a shared value said exactly ("in 1987", "horror films") and a name typed with its
+            // capitals are what the question states, not guesses: short ones score low, but they are kept beside
+            // a stronger name.
+            if (!chosen.isEmpty() && c.score < secondaryRatio * chosen.get(0).score && !isLiteral(c)
+                    && !isSharedValue(c) && !isTypedName(c)) {
                 continue;
             }
             if (seen.contains(c.id)) {
@@ -994,16 +1163,19 @@ public final class EntityLinker {
             // Same words, other entity ("ringo lam" the tag, "Ringo Lam" the person): both stand, best first.
             boolean twin = false;
             boolean overlaps = false;
+            int twins = 0;
             for (Candidate o : chosen) {
-                twin |= o.start == c.start && o.end == c.end && c.score >= TWIN_RATIO * o.score
-                        && normalize(o.name).equals(normalize(c.name));
+                boolean sameName = o.start == c.start && o.end == c.end && normalize(o.name).equals(normalize(c.name));
+                twin |= sameName && c.score >= TWIN_RATIO * o.score;
+                twins += sameName ? 1 : 0;
                 overlaps |= c.start < o.end && o.start < c.end;
             }
-            if (!twin && overlaps) {
+            if (twin ? twins >= MAX_TWINS : overlaps || spans >= maxEntities) {
                 continue;
             }
             chosen.add(c);
             seen.add(c.id);
+            spans += twin ? 0 : 1;
         }
         List<Link> links = new ArrayList<>(chosen.size());
         for (Candidate c : chosen) {
@@ -1011,6 +1183,17 @@ public final class EntityLinker {
                     PyText.strip(join(tokens, c.start, c.end), OUTER_PUNCT)));
         }
         return links;
+    }
+
+    /** One word said exactly (or as its plural) that names an entity many facts touch: a genre, a language. */
+    static boolean isSharedValue(Candidate c) {
+        return ("exact".equals(c.how) || "singular".equals(c.how)) && c.end - c.start == 1
+                && c.degree >= SHARED_VALUE_DEGREE;
+    }
+
+    /** A name typed with its capitals in a question that uses case, matched closely ("Bullitt", "Diane Keaotn"). */
+    static boolean isTypedName(Candidate c) {
+        return c.capitalised && c.match >= 0.6;
     }
 
     /** An exact match of a number node ("1994", "7.5"): a year, a rating, a count. */
