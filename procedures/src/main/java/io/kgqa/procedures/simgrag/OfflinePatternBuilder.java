@@ -24,7 +24,8 @@ import java.util.regex.Pattern;
  *       them is bound to the entity (an agent noun "the writer of X", "X actors", or a modifier "X directed
  *       films"): then the group is a round trip, out to the entity's neighbour and back ("films written by the
  *       writer of X"). A sharing cue next to a group ("share", "same", "co-", "also", "together") makes it a
- *       round trip too ("films that share directors with X").</li>
+ *       round trip too ("films that share directors with X"), and so does "with" the entity right after the
+ *       word ("who acted with X").</li>
  *   <li>Hops leave the entity in this order: a word bound to it, then words before it (nearest first), then words
  *       after it (nearest first): "who directed the films written by X" is X -written- ? -directed- answer.</li>
  *   <li>Several entities: each takes the words nearest to it; the entity with the longest chain leads, and each
@@ -55,9 +56,25 @@ public final class OfflinePatternBuilder {
     public record Entity(String node, String span) {
     }
 
-    /** The pattern, which of its nodes is asked for, and why, for people. */
-    public record Built(List<PatternGraph.RawEdge> edges, String answer, List<String> notes) {
+    /** The pattern, which of its nodes is asked for, what the question asks for (null: not said), and why. */
+    public record Built(List<PatternGraph.RawEdge> edges, String answer, Asked asked, List<String> notes) {
     }
+
+    /**
+     * What the question's wh-phrase asks for. {@code relation} non-null: the tail of that relation ("which
+     * actors": starred_actors, "what years": release_year). Null: the things the KG's relations describe, their
+     * heads ("which movies": a word close to many relations and naming none of them).
+     */
+    public record Asked(String word, String relation) {
+        boolean head() {
+            return relation == null;
+        }
+    }
+
+    /** Mean evidence over its three best relations at which a word that names none is the KG's subject kind. */
+    static final double SUBJECT_EVIDENCE = 0.55;
+    private static final Set<String> ASKING = Set.of("which", "what", "list", "name", "show", "give", "find");
+    private static final Set<String> DETERMINERS = Set.of("of", "the", "a", "an", "all");
 
     private record Token(String text, int entity) {
         boolean word() {
@@ -110,6 +127,10 @@ public final class OfflinePatternBuilder {
         }
         for (Group g : groups) {
             int nearest = agentOf(tokens, g);
+            // "what did X direct in 1957": a year has no directed_by, so the word is X's, not the year's
+            if (nearest >= 0 && entities.size() > 1 && !incident.test(nearest, g.relation())) {
+                nearest = -1;
+            }
             if (nearest < 0) {
                 nearest = 0;
                 for (int i = 1; i < entities.size(); i++) {
@@ -194,7 +215,64 @@ public final class OfflinePatternBuilder {
                 from = to;
             }
         }
-        return new Built(edges, "UNKNOWN answer", notes);
+        Asked asked = asked(tokens);
+        if (asked != null) {
+            notes.add("asks for " + (asked.head() ? "what the relations describe" : "the " + asked.relation()
+                    + " of something") + " ('" + asked.word() + "')");
+        }
+        return new Built(edges, "UNKNOWN answer", asked, notes);
+    }
+
+    /** The relation's readable text, as pattern edges carry it. */
+    String relationText(String relation) {
+        return relationTexts.get(relation);
+    }
+
+    /**
+     * The word after the first "which"/"what" (articles skipped): none when an auxiliary follows ("what did
+     * ... do") or an entity. A question without such a word says nothing here: its first noun is as often
+     * what it starts from ("the movie X, when was it released") as what it asks for.
+     */
+    Asked asked(List<Token> tokens) {
+        int start = -1;
+        for (int i = 0; i < tokens.size() && start < 0; i++) {
+            if (tokens.get(i).entity() < 0 && ASKING.contains(tokens.get(i).text())) {
+                start = i + 1;
+            }
+        }
+        if (start < 0) {
+            return null;
+        }
+        for (int i = start; i < tokens.size(); i++) {
+            Token t = tokens.get(i);
+            if (t.entity() >= 0) {
+                return null;
+            }
+            if (!t.word() || DETERMINERS.contains(t.text()) || SAMENESS.contains(t.text())) {
+                continue;
+            }
+            if (STOP.contains(t.text()) || CUES.contains(t.text()) || ASKING.contains(t.text())) {
+                return null;
+            }
+            return role(t.text());
+        }
+        return null;
+    }
+
+    private Asked role(String word) {
+        List<Map.Entry<String, Double>> ranked = new ArrayList<>(relations.scores(word).entrySet());
+        ranked.sort((a, b) -> Double.compare(b.getValue(), a.getValue()));
+        if (ranked.isEmpty()) {
+            return null;
+        }
+        double first = ranked.get(0).getValue();
+        double second = ranked.size() > 1 ? ranked.get(1).getValue() : -1;
+        if (first >= MIN_EVIDENCE && first - second >= MIN_MARGIN) {
+            return new Asked(word, ranked.get(0).getKey());
+        }
+        int n = Math.min(3, ranked.size());
+        double mean = ranked.subList(0, n).stream().mapToDouble(Map.Entry::getValue).sum() / n;
+        return n >= 2 && mean >= SUBJECT_EVIDENCE ? new Asked(word, null) : null;
     }
 
     private PatternGraph.RawEdge edge(String from, String relation, String to, String masked) {
@@ -380,6 +458,17 @@ public final class OfflinePatternBuilder {
             }
             if (best >= 0 && cuesMakeRoundTrips) {
                 cue[best] = true;
+            }
+        }
+        // "who acted with X", "who worked with X": a relation word and "with" the entity is a shared relation
+        for (int c = 1; c + 1 < tokens.size() && cuesMakeRoundTrips; c++) {
+            if (tokens.get(c).entity() < 0 && tokens.get(c).text().equals("with") && tokens.get(c + 1).entity() >= 0) {
+                for (int g = 0; g < runs.size(); g++) {
+                    int before = c - 1;
+                    if (runs.get(g).stream().anyMatch(m -> m.pos() == before)) {
+                        cue[g] = true;
+                    }
+                }
             }
         }
         List<Group> out = new ArrayList<>();

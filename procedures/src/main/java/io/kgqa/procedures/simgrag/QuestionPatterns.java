@@ -156,6 +156,15 @@ public final class QuestionPatterns {
         }
     }
 
+    /** Relation name -> the text its pattern edges carry, for {@code kg}. */
+    static Function<String, String> relationTexts(Transaction tx, String kg) {
+        Map<String, String> texts = new HashMap<>();
+        for (RelationMentions.Relation r : vocabulary(tx, kg).relations()) {
+            texts.put(r.name(), r.text());
+        }
+        return texts::get;
+    }
+
     static RelationMentions vocabulary(Transaction tx, String kg) {
         Node kgNode = tx.findNode(KnowledgeGraphs.KG, "name", kg);
         String key = kg + "\u0000" + (kgNode == null ? "" : Objects.toString(kgNode.getProperty("loaded_at", "")));

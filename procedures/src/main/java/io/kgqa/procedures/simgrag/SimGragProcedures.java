@@ -208,6 +208,14 @@ public class SimGragProcedures {
             List<List<String>> edges = new PatternRow(built).edges;
             String answer = built.built().answer();
             List<SimGragSearch.ComponentMatch> matches = SimGragSearch.run(tx, kg, graph, built.pins(), settings);
+            AskedAnswer.Retry longer = AskedAnswer.retry(tx, kg, built.built(), graph, matches, built.pins(),
+                    settings, maxEdges, QuestionPatterns.relationTexts(tx, kg));
+            if (longer != null) {
+                List<List<String>> longerEdges = longer.edges().stream()
+                        .map(e -> List.of(e.head(), e.relation(), e.tail())).toList();
+                return longer.matches().stream()
+                        .map(m -> new RetrieveRow(new MatchRow(m, longer.graph()), answer, longerEdges));
+            }
             if (!matches.isEmpty() || built.entityIds().size() <= 1) {
                 return matches.stream().map(m -> new RetrieveRow(new MatchRow(m, graph), answer, edges));
             }

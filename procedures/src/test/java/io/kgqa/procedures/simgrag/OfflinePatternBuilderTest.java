@@ -31,12 +31,64 @@ class OfflinePatternBuilderTest {
     }
 
     private static List<String> edges(String question, String... entities) {
-        OfflinePatternBuilder builder = new OfflinePatternBuilder(new RelationMentions(RELATIONS,
-                OfflinePatternBuilderTest::oneHot));
+        return edges(question, (i, r) -> true, entities);
+    }
+
+    private static List<String> edges(String question, java.util.function.BiPredicate<Integer, String> incident,
+                                      String... entities) {
+        return built(question, incident, entities).edges().stream()
+                .map(e -> e.head() + " -" + e.relation() + "- " + e.tail()).toList();
+    }
+
+    private static OfflinePatternBuilder.Built built(String question,
+                                                     java.util.function.BiPredicate<Integer, String> incident,
+                                                     String... entities) {
+        OfflinePatternBuilder builder = new OfflinePatternBuilder(new RelationMentions(RELATIONS, SUBJECT_AWARE));
         List<OfflinePatternBuilder.Entity> linked = java.util.Arrays.stream(entities)
                 .map(e -> new OfflinePatternBuilder.Entity(e, e)).toList();
-        return builder.build(question, linked, (i, r) -> true).edges().stream()
-                .map(e -> e.head() + " -" + e.relation() + "- " + e.tail()).toList();
+        return builder.build(question, linked, incident);
+    }
+
+    /** One-hot words, except "movies": as close to three relation texts as a real encoder puts it (0.58 each). */
+    private static final java.util.function.Function<String, float[]> SUBJECT_AWARE = text -> {
+        if (!text.equals("movies")) {
+            return oneHot(text);
+        }
+        float[] v = new float[4096];
+        for (String r : List.of("directed by", "written by", "starred actors")) {
+            v[Math.floorMod(r.hashCode(), v.length)] = (float) (1 / Math.sqrt(3));
+        }
+        return v;
+    };
+
+    @Test
+    void theWhPhraseSaysWhatKindOfAnswerIsAskedFor() {
+        OfflinePatternBuilder.Asked actors = built("which actors starred in Kismet", (i, r) -> true, "Kismet").asked();
+        assertEquals(new OfflinePatternBuilder.Asked("actors", "starred_actors"), actors);
+        assertEquals(new OfflinePatternBuilder.Asked("movies", null),
+                built("which movies were directed by the director of Kismet", (i, r) -> true, "Kismet").asked());
+        assertEquals("release_year", built("in which of the years was Kismet released", (i, r) -> true, "Kismet")
+                .asked().relation());
+        // an auxiliary after the wh-word, an entity, or no wh-word at all: nothing is said
+        assertEquals(null, built("what did the director of Kismet do next", (i, r) -> true, "Kismet").asked());
+        assertEquals(null, built("which Kismet actors", (i, r) -> true, "Kismet").asked());
+        assertEquals(null, built("the movie Kismet, when was it released", (i, r) -> true, "Kismet").asked());
+        assertEquals(null, built("who directed Kismet", (i, r) -> true, "Kismet").asked());
+    }
+
+    @Test
+    void aRelationWordWithTheEntityIsARoundTrip() {
+        assertEquals(List.of("Tom Hanks -starred actors- UNKNOWN 1", "UNKNOWN 1 -starred actors- UNKNOWN answer"),
+                edges("who acted with Tom Hanks", "Tom Hanks"));
+        assertEquals(List.of("Kismet -starred actors- UNKNOWN answer"), edges("who acted in Kismet", "Kismet"));
+    }
+
+    @Test
+    void aWordPointingAtAnEntityWithoutItsRelationBelongsToTheOther() {
+        // "direct in 1957": the year has no directed_by, so "direct" is Bergman's; the year ties the answer
+        assertEquals(List.of("Ingmar Bergman -directed by- UNKNOWN answer", "1957 -what did direct in- UNKNOWN answer"),
+                edges("what did Ingmar Bergman direct in 1957", (i, r) -> i == 0 || !r.equals("directed_by"),
+                        "Ingmar Bergman", "1957"));
     }
 
     @Test
