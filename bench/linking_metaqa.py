@@ -14,7 +14,8 @@ Links through ``kgqa.retrieve.linking.link_entities`` (the in-database ``kgqa.li
 KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697).
 
     python bench/linking_metaqa.py --split dev --limit 1000 [--typos] [--lower] [--show-errors 20]
-    python bench/linking_metaqa.py --freeform [--set bench/questions/metaqa_two_entity.jsonl] [--show-errors 20]
+    python bench/linking_metaqa.py --freeform [--set bench/questions/metaqa_two_entity.jsonl] \
+        [--show-errors 20]
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ from pathlib import Path
 
 from kgqa.core.config import shared_data_dir
 from kgqa.core.metaqa import read_questions
-from kgqa.core.text import without_brackets
-from kgqa.core.text import normalize_answer
+from kgqa.core.text import normalize_answer, without_brackets
 from kgqa.core.types import LinkedEntity
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.linking import link_entities
@@ -123,7 +123,8 @@ def run_freeform(driver: Driver, args: argparse.Namespace) -> dict[str, dict[str
         every = gold <= set(names)
         for group in (row["part"], f"{row['part']}/{row['kind']}"):
             tally[group].append((top1, every, not names, _extra(linked, gold)))
-        if not every and len(errors) < args.show_errors and row["part"].endswith("tune"):  # held-out: numbers only
+        # held-out: numbers only
+        if not every and len(errors) < args.show_errors and row["part"].endswith("tune"):
             errors.append(
                 f"  {row['question']!r}: gold={sorted(gold)} got={[(e.name, e.how) for e in linked]}"
             )

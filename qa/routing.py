@@ -168,9 +168,14 @@ _ASKS_LITERAL = re.compile(r"^\W*(when\b|(what|which|in what|in which)\s+years?\
 _ASKS_ENTITY = re.compile(r"^\W*(who|whom|whose)\b", re.IGNORECASE)
 
 
+# "How many times did X work with Y, and on which films?": a later question for things outweighs the count.
+_ASKS_THINGS_LATER = re.compile(r"\b(which|what)\s+(?!years?\b)\w+", re.IGNORECASE)
+
+
 def asked_kind(question: str) -> str:
     """The kind of answer the question's opening asks for: "literal", "entity", or "" (most questions)."""
-    if _ASKS_LITERAL.search(question):
+    literal = _ASKS_LITERAL.search(question)
+    if literal and not (literal.group(1).lower().startswith("how") and _ASKS_THINGS_LATER.search(question)):
         return "literal"
     if _ASKS_ENTITY.search(question):
         return "entity"

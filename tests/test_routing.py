@@ -78,6 +78,9 @@ def test_templates_fit_needs_every_relation_of_the_question_types() -> None:
 def test_the_asked_kind_of_answer_is_checked() -> None:
     assert asked_kind("When was Jaws released?") == asked_kind("  what year did heat come out") == "literal"
     assert asked_kind("how many films did X make") == "literal"
+    # a later "which films" is what is asked for
+    assert asked_kind("How many times did X work with Y, and on which films?") == ""
+    assert asked_kind("how many times did X work with Y, and in which years?") == "literal"
     assert asked_kind("Who directed Heat?") == "entity" and asked_kind("which films did X direct") == ""
     films = _evidence("sgrag", [("Jaws", "directed_by", "Steven Spielberg")])
     films.answer_candidates = ["Jaws", "1975"]

@@ -51,6 +51,9 @@ final class RelationMentions {
                 if (words.size() > 1) {
                     parts.add(embed.apply(w));
                 }
+                for (String agent : agentNouns(w)) {
+                    parts.add(embed.apply(agent));
+                }
                 String s = stem(w);
                 if (s.length() >= 3) {
                     stems.add(s);
@@ -58,6 +61,22 @@ final class RelationMentions {
             }
             relations.add(new Relation(e.getKey(), text, parts, stems));
         }
+    }
+
+    /**
+     * The doer of a past-participle relation word ("directed" -> "director", "produced" -> "producer"): users
+     * name the person ("the filmmaker behind X") as often as the act, and encoders put "filmmaker" nearer
+     * "director" than "directed". Both English endings are tried; the encoder reads the wrong one as its stem.
+     */
+    static List<String> agentNouns(String word) {
+        if (!word.endsWith("ed") || word.length() < 6) {
+            return List.of();
+        }
+        String stem = word.substring(0, word.length() - 2);
+        if (stem.length() >= 4 && stem.charAt(stem.length() - 1) == stem.charAt(stem.length() - 2)) {
+            stem = stem.substring(0, stem.length() - 1); // "starred" -> "star"
+        }
+        return List.of(stem + "or", stem + "er");
     }
 
     List<Relation> relations() {
