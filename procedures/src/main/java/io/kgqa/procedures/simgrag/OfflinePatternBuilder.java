@@ -73,6 +73,8 @@ public final class OfflinePatternBuilder {
 
     /** Mean evidence over its three best relations at which a word that names none is the KG's subject kind. */
     static final double SUBJECT_EVIDENCE = 0.55;
+    /** Evidence at which the asked-for word names a relation, given a clear margin over the next one. */
+    static final double ASKED_EVIDENCE = 0.35;
     private static final Set<String> ASKING = Set.of("which", "what", "list", "name", "show", "give", "find");
     private static final Set<String> DETERMINERS = Set.of("of", "the", "a", "an", "all");
 
@@ -116,6 +118,15 @@ public final class OfflinePatternBuilder {
         List<String> notes = new ArrayList<>();
         List<Mention> mentions = mentions(tokens, notes);
         List<Group> groups = groups(tokens, mentions, entities.size() == 1);
+        // "the films by the director of X": what the KG describes, by the entity's neighbour, is a round trip
+        for (int g = 0; g < groups.size(); g++) {
+            Group group = groups.get(g);
+            if (group.hops() == 1 && group.mentions().stream().anyMatch(m -> m.bound() && thingsBy(tokens, m.pos()))) {
+                groups.set(g, new Group(group.mentions(), 2));
+                notes.add("'" + tokens.get(group.mentions().get(0).pos()).text()
+                        + "' follows what the KG describes: a round trip");
+            }
+        }
         int[] entityPos = new int[entities.size()];
         for (int i = 0; i < entities.size(); i++) {
             entityPos[i] = position(tokens, i);
@@ -223,6 +234,24 @@ public final class OfflinePatternBuilder {
         return new Built(edges, "UNKNOWN answer", asked, notes);
     }
 
+    /** Whether "<things> by/of/from/for [the]" comes right before {@code pos} ("films by the director"). */
+    private boolean thingsBy(List<Token> tokens, int pos) {
+        int j = pos - 1;
+        if (j >= 0 && tokens.get(j).word() && DETERMINERS.contains(tokens.get(j).text())
+                && !tokens.get(j).text().equals("of")) {
+            j--;
+        }
+        if (j < 1 || !tokens.get(j).word() || !Set.of("by", "of", "from", "for").contains(tokens.get(j).text())) {
+            return false;
+        }
+        Token things = tokens.get(j - 1);
+        if (!things.word() || STOP.contains(things.text())) {
+            return false;
+        }
+        Asked role = role(things.text());
+        return role != null && role.head();
+    }
+
     /** The relation's readable text, as pattern edges carry it. */
     String relationText(String relation) {
         return relationTexts.get(relation);
@@ -267,7 +296,9 @@ public final class OfflinePatternBuilder {
         }
         double first = ranked.get(0).getValue();
         double second = ranked.size() > 1 ? ranked.get(1).getValue() : -1;
-        if (first >= MIN_EVIDENCE && first - second >= MIN_MARGIN) {
+        // The head noun of the wh-phrase names either a relation's tail or the KG's subjects, so a weaker but
+        // clear preference is enough here ("what types are ...": has_genre 0.39, the next 0.31).
+        if (first >= ASKED_EVIDENCE && first - second >= MIN_MARGIN) {
             return new Asked(word, ranked.get(0).getKey());
         }
         int n = Math.min(3, ranked.size());

@@ -88,6 +88,15 @@ class OfflinePatternBuilderTest {
     }
 
     @Test
+    void theThingsByTheEntitysNeighbourAreARoundTrip() {
+        assertEquals(List.of("Kismet -directed by- UNKNOWN 1", "UNKNOWN 1 -directed by- UNKNOWN 2",
+                        "UNKNOWN 2 -release year- UNKNOWN answer"),
+                edges("when were the movies by the director of Kismet released", "Kismet"));
+        // the director himself: one hop
+        assertEquals(List.of("Kismet -directed by- UNKNOWN answer"), edges("who is the director of Kismet", "Kismet"));
+    }
+
+    @Test
     void aRelationWordWithTheEntityIsARoundTrip() {
         assertEquals(List.of("Tom Hanks -starred actors- UNKNOWN 1", "UNKNOWN 1 -starred actors- UNKNOWN answer"),
                 edges("who acted with Tom Hanks", "Tom Hanks"));
