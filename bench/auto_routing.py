@@ -98,6 +98,8 @@ def answer_all(rows: list[dict[str, Any]], kg: str, methods: list[str]) -> tuple
                     "any": any_is_gold(result.answers, row["answers"]),
                     "why_not": why_not,
                     "answers": list(result.answers[:5]),
+                    # SimGRAG's Graph Semantic Distance of its best match: how closely the pattern was found
+                    "best_distance": getattr(result.evidence.trace, "best_distance", None),
                 }
             shipped = auto.ask(row["question"])
             record["shipped"] = first_is_gold(shipped.answers, row["answers"])
@@ -240,6 +242,11 @@ def write_answers(records: list[dict[str, Any]], methods: list[str], out_dir: Pa
                     "hit": float(r["shipped_any"] if m == "auto" else r["methods"][m]["any"]),
                     "answers": r["shipped_answers"] if m == "auto" else r["methods"][m]["answers"],
                     **({"why_not": r["methods"][m]["why_not"]} if m != "auto" else {}),
+                    **(
+                        {"best_distance": r["methods"][m]["best_distance"]}
+                        if m != "auto" and r["methods"][m].get("best_distance") is not None
+                        else {}
+                    ),
                     **(
                         {"chosen": r["shipped_chosen"], "signals": r["signals"].to_json()}
                         if m == "auto"
