@@ -56,15 +56,19 @@ public class LinkingProcedures {
     @Description("kgqa.link.entities(question :: STRING, config = {} :: MAP) :: (id :: STRING, name :: STRING,"
             + " score :: FLOAT, how :: STRING, span :: STRING) - the topic entities of a question, best first."
             + " [Bracketed] text is looked up by exact name, then id, else linked as free text. Free text: word"
-            + " n-grams (up to 12 words) looked up by exact name in a few case variants, plus one full-text query"
-            + " (fuzzy for longer words) aligned back onto the question with a bounded edit distance, plus, only"
+            + " n-grams (up to 12 words) looked up by exact name in a few case variants, without a final"
+            + " possessive, and a final plural as its singular, plus one full-text query (fuzzy for longer words)"
+            + " aligned back onto the question with a bounded edit distance (a swap of two letters is one edit), or"
+            + " onto one capitalised word that is the last word of a person-like name (a surname), plus, only"
             + " when nothing scores 0.3, near-identical names through the entity_embedding vector index; each"
             + " candidate is scored in [0, 1] (exact over fuzzy, longer over shorter, names over question words,"
-            + " capitals) and overlapping spans are resolved best first. how is bracket, exact, fulltext, fuzzy"
-            + " or vector; span the words linked. config: kg (default: the only or most recently loaded complete"
-            + " KG); maxEntities (default 3, between 1 and 20); secondaryRatio (default 0.75: an entity after the"
-            + " first is kept only when it scores at least this share of the best; 0 keeps every one, as a claim"
-            + " with several entities needs). An empty question gives no rows.")
+            + " capitals) and overlapping spans are resolved best first. how is bracket, exact, singular,"
+            + " fulltext, fuzzy, partial or vector; span the words linked. config: kg (default: the only or most"
+            + " recently loaded complete KG); maxEntities (default 3, between 1 and 20: spans of the question;"
+            + " entities of one name on one span share a place); secondaryRatio (default 0.75: an entity after"
+            + " the first is kept only when it scores at least this share of the best, unless it is a number, a"
+            + " value many facts share said exactly, or a name typed with its capitals; 0 keeps every one, as a"
+            + " claim with several entities needs). An empty question gives no rows.")
     public Stream<LinkedEntity> entities(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
