@@ -98,3 +98,31 @@ def test_injection_text_is_only_text(metaqa) -> None:  # type: ignore[no-untyped
     records, _, _ = metaqa.execute_query("SHOW INDEXES YIELD name WHERE name = 'entity_name' RETURN name")
     assert records, "the full-text index must still exist"
     assert link_entities(metaqa, INJECTIONS[0], KG)[0].name == "Lee Pace"
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        (
+            "Which Woody Allen movies feature Diane Keaotn?",
+            {"Woody Allen", "Diane Keaton"},
+        ),  # swapped letters
+        (
+            "Which Herzog films have Klaus Kinksi in them?",
+            {"Werner Herzog", "Klaus Kinski"},
+        ),  # a surname alone
+        ("What westerns was Glenn Ford in?", {"Glenn Ford", "Western"}),  # a plural, a shared value
+        (
+            "movies with both robert downey jr and jude law",
+            {"Robert Downey Jr.", "Jude Law"},
+        ),  # twins share a place
+        ("what else did the director of jud suss make", {"Jud Süß"}),  # ß typed as ss
+        (
+            "What other scripts did the writer of Wayne's World's sequel write",
+            {"Wayne's World"},
+        ),  # possessive
+    ],
+)
+def test_free_text_names_every_entity(metaqa, question: str, names: set[str]) -> None:  # type: ignore[no-untyped-def]
+    linked = {e.name for e in link_entities(metaqa, question, KG)}
+    assert names <= linked, linked

@@ -64,3 +64,14 @@ def test_an_entity_named_like_a_variable_stays_an_entity(answerer: QuestionAnswe
     # the film "Unknown" must not become an UNKNOWN pattern node
     result = answerer.ask("who stars in [Unknown]")
     assert "Liam Neeson" in result.answers
+
+
+def test_a_pattern_one_hop_short_of_the_asked_kind_goes_on(answerer: QuestionAnswerer) -> None:
+    # "movies" asked, the relation words stop at the directors: back over directed_by to what they made
+    result = answerer.ask("which movies were made by the directors that Fernandel worked with")
+    pattern = trace(result.evidence.trace).pattern
+    assert len(pattern) == 3 and pattern[-1][1] == "directed by", pattern
+    assert "Julien Duvivier" not in result.answers and "Pépé le Moko" in result.answers
+    # "actors" asked, the words stop at the films: one starred_actors hop on
+    actors = answerer.ask("which actors were in the films directed by William Dieterle")
+    assert "Ronald Colman" in actors.answers  # Kismet (1944)
