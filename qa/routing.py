@@ -44,9 +44,10 @@ class RoutePolicy:
     """The route's knobs (``bench/auto_routing.py`` measures them on the tune parts)."""
 
     # the question-type classifier's score (a linear-SVM margin) from which sgrag goes first: the best of the
-    # deciles on the tune parts of our free-form and two-entity sets with 300 MetaQA dev questions
-    # (bench/results/auto/routing.md; the orders below were best there too)
-    sure_qtype: float = 0.38
+    # deciles on the tune parts of our free-form sets (A and C) and two-entity set with 300 MetaQA dev
+    # questions, after the linker and SimGRAG changes of issue 16 (bench/results/auto/routing.md; the orders
+    # below were best there too)
+    sure_qtype: float = 0.305
     # methods for a question naming several entities, best first
     several_entities: tuple[str, ...] = ("simgrag", "frag", "sgrag", "gsr", "subgraphrag")
     # methods for a question naming one entity whose type the classifier is sure of, on a KG with templates

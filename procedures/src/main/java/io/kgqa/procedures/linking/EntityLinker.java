@@ -93,8 +93,8 @@ public final class EntityLinker {
 
     /**
      * Function words and generic question vocabulary: a span made only of these is rarely the entity meant.
-     * The words of the KG's relation names ("directed", "language") are added per KG. Verbatim from linking.py
-     * (its repeats included), so that a diff of the two lists stays empty.
+     * The words of the KG's relation names ("directed", "language") are added per KG. The verbs users ask
+     * with ("who made X", "I want ...") are here too: the film "Made" is meant only when typed as a name.
      */
     static final Set<String> STOPWORDS = Set.copyOf(Arrays.asList("""
             a about above after again against all also am an and any are as at be because been before being below
@@ -112,7 +112,7 @@ public final class EntityLinker {
             screenwriters release released releasing year years date dates genre genres language languages spoken
             tag tags tagged describe described description topic topics subject subjects about rated rating
             ratings votes vote popularity imdb primary main also share shared sharing same together
-            tell give list find know say said show shown many much often
+            tell give list find know say said show shown many much often make makes made making want wants
             was were be been being is are
             """.trim().split("\\s+")));
 
