@@ -234,8 +234,12 @@ public final class OfflinePatternBuilder {
         return new Built(edges, "UNKNOWN answer", asked, notes);
     }
 
-    /** Whether "<things> by/of/from/for [the]" comes right before {@code pos} ("films by the director"). */
+    /** Whether "<things> by/of/from/for [the]" comes right before {@code pos} and "of" right after it. */
     private boolean thingsBy(List<Token> tokens, int pos) {
+        // the entity's neighbour ("the director of X"), not the entity named by its role ("the writer X")
+        if (pos + 1 >= tokens.size() || !tokens.get(pos + 1).text().equals("of")) {
+            return false;
+        }
         int j = pos - 1;
         if (j >= 0 && tokens.get(j).word() && DETERMINERS.contains(tokens.get(j).text())
                 && !tokens.get(j).text().equals("of")) {
