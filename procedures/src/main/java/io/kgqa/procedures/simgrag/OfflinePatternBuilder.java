@@ -236,9 +236,15 @@ public final class OfflinePatternBuilder {
 
     /** Whether "<things> by/of/from/for [the]" comes right before {@code pos} and "of" right after it. */
     private boolean thingsBy(List<Token> tokens, int pos) {
-        // the entity's neighbour ("the director of X"), not the entity named by its role ("the writer X")
-        if (pos + 1 >= tokens.size() || !tokens.get(pos + 1).text().equals("of")) {
+        // the entity's neighbour ("the director of X", "X's director"), not the entity named by its role
+        // ("the writer X")
+        boolean ofEntity = pos + 1 < tokens.size() && tokens.get(pos + 1).text().equals("of");
+        boolean possessive = pos >= 1 && tokens.get(pos - 1).entity() >= 0;
+        if (!ofEntity && !possessive) {
             return false;
+        }
+        if (possessive) {
+            pos--; // "<things> by X's director": the words before the entity
         }
         int j = pos - 1;
         if (j >= 0 && tokens.get(j).word() && DETERMINERS.contains(tokens.get(j).text())

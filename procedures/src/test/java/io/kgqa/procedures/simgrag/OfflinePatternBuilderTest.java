@@ -94,6 +94,9 @@ class OfflinePatternBuilderTest {
                 edges("when were the movies by the director of Kismet released", "Kismet"));
         // the director himself: one hop
         assertEquals(List.of("Kismet -directed by- UNKNOWN answer"), edges("who is the director of Kismet", "Kismet"));
+        assertEquals(List.of("Kismet -directed by- UNKNOWN 1", "UNKNOWN 1 -directed by- UNKNOWN 2",
+                        "UNKNOWN 2 -release year- UNKNOWN answer"),
+                edges("when were the movies by Kismet's director released", "Kismet"));
         // "the writer X" names X by its role: X's own movies
         assertEquals(List.of("Tom Hanks -written by- UNKNOWN 1", "UNKNOWN 1 -starred actors- UNKNOWN answer"),
                 edges("who starred movies for the writer Tom Hanks", "Tom Hanks"));
