@@ -337,6 +337,11 @@ class ManagedServer:
             f"server.memory.pagecache.size={pagecache}",
             "db.tx_log.rotation.retention_policy=1G size",
             "server.directories.import=import",
+            # Once the databases have stopped, Bolt waits up to 5 s for its worker pool and 5 s for its
+            # connections (Neo4j's defaults): a stop took 10-15 s, 10 of them idle, and the bulk path stops
+            # the server for every import. One second each is grace enough for a reply to reach a client.
+            "internal.server.bolt.thread_pool_shutdown_wait_time=1s",
+            "internal.server.bolt.connection_shutdown_wait_time=1s",
         ]
         lines += [f"server.jvm.additional={flag}" for flag in _JVM_FLAGS]
         lines.append(
