@@ -514,6 +514,15 @@ class _PartitionResult:
     relation_counts: Counter[str] | None  # None: no duplicate facts, the staged counts are exact
 
 
+def _read_lines(path: Path) -> list[bytes]:
+    """The lines of a spool file of CSV rows (no carriage return in them: see PartitionStager), newline
+    kept."""
+    try:
+        return path.read_bytes().splitlines(keepends=True)
+    except FileNotFoundError:
+        return []
+
+
 def _read_rows(path: Path) -> list[bytes]:
     try:
         data = path.read_bytes()
@@ -529,15 +538,15 @@ def _prepare_partition(job: _PartitionJob) -> _PartitionResult:
     multiline = False
     facts: set[bytes] = set()
     staged = 0
-    for prefix in job.prefixes:
-        rows = _read_rows(spool_path(staging, "facts", prefix, p))
+    for prefix in job.prefixes:  # rows with their newline: written back as they are
+        rows = _read_lines(spool_path(staging, "facts", prefix, p))
         staged += len(rows)
         facts.update(rows)
     for prefix in job.prefixes:  # facts with a line break in a field: CSV rows that span lines
         for row in _read_rows(spool_path(staging, "mfacts", prefix, p)):
             fields = [unescape(f) for f in row.decode("utf-8").split("\t")]
             staged += 1
-            facts.add(",".join(csv_field(f) for f in fields).encode())
+            facts.add((",".join(csv_field(f) for f in fields) + "\n").encode())
             multiline = True
     counts: Counter[str] | None = None
     if staged != len(facts) or job.sort:  # duplicates (or a small input): count the distinct facts
@@ -551,10 +560,10 @@ def _prepare_partition(job: _PartitionJob) -> _PartitionResult:
         # dict pass; sorted() took ~4 s per million rows. Small inputs are sorted, for stable files.
         heads: list[bytes] = []
         if job.sort:
-            out.write(b"".join(row + b"\n" for row in sorted(facts)))
+            out.write(b"".join(sorted(facts)))
         else:
             for group in _by_head(facts, heads):
-                out.write(b"".join(row + b"\n" for row in group))
+                out.write(b"".join(group))
     relationships = len(facts)
     del facts
 
@@ -593,17 +602,16 @@ def _prepare_partition(job: _PartitionJob) -> _PartitionResult:
 
 
 def _by_head(rows: Iterable[bytes], heads: list[bytes]) -> Iterator[list[bytes]]:
-    """The rows in batches of up to _FLUSH rows, each head's rows next to each other (a quoted head, rare, is
-    keyed by its row: no grouping for it); ``heads`` receives the heads in the order written."""
+    """The rows in batches of up to _FLUSH rows, each head's rows next to each other; ``heads`` receives the
+    heads in the order written (a quoted head is keyed by its row up to the first comma, which may be inside
+    the quotes: such heads, rare, may share a group, which is harmless)."""
     groups: dict[bytes, list[bytes]] = {}
-    get = groups.get
     for row in rows:
-        key = row if row[:1] == b'"' else row[: row.find(b",")]
-        group = get(key)
-        if group is None:
+        key = row[: row.find(b",")]
+        try:
+            groups[key].append(row)
+        except KeyError:
             groups[key] = [row]
-        else:
-            group.append(row)
     heads.extend(groups)
     batch: list[bytes] = []
     for group in groups.values():
