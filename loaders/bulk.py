@@ -332,6 +332,7 @@ class StagedInput:
     multiline: bool
     relation_counts: list[Counter[str]]  # per partition, duplicates included
     workers: int
+    sort: bool = False  # one small partition: write the CSVs sorted (stable files from run to run)
     pool: Pool | None = None
 
 
@@ -378,10 +379,11 @@ def stage(
     sizes = [f.path.stat().st_size for f in plan.files]
     total = sum(sizes)
     count = workers()
+    small = total < PARALLEL_MIN_BYTES
     if parallel is None:
-        parallel = count > 1 and total >= PARALLEL_MIN_BYTES
-    if partitions is None:
-        partitions = max(count, math.ceil(total / PARTITION_BYTES)) if parallel else 1
+        parallel = count > 1 and not small
+    if partitions is None:  # a partition's rows are in memory at once: about PARTITION_BYTES of input each
+        partitions = 1 if small else max(count if parallel else 1, math.ceil(total / PARTITION_BYTES))
     ranges = plan_ranges(plan, parallel, range_bytes)
     tasks = [
         _RangeTask(
@@ -405,6 +407,7 @@ def stage(
         multiline=False,
         relation_counts=[Counter() for _ in range(partitions)],
         workers=1,
+        sort=not parallel and partitions == 1,
     )
     replay = _Replay(plan, ranges, sink, stats, staged)
     with progress.step("reading + staging", total=total or None, unit="triples") as step:
@@ -649,7 +652,7 @@ def _relation_of(row: bytes) -> str:
 def finish(staged: StagedInput, kg: str, default_name: Callable[[str], str], progress: Progress) -> BulkFiles:
     """Deduplicates each partition and writes the import CSVs (in the worker pool when there is one, which
     is then closed)."""
-    sort = staged.pool is None and staged.partitions == 1
+    sort = staged.sort and staged.pool is None and staged.partitions == 1
     jobs = [
         _PartitionJob(staged.staging, p, staged.prefixes, kg, default_name, sort)
         for p in range(staged.partitions)
