@@ -104,18 +104,15 @@ def main() -> None:
         if not args.keep_server:
             kgqa("server", "stop", env=env)
     phases = summary["phases"]
-    write = sum(phases.get(p, 0.0) for p in ("parse_and_stage", "sort_and_csv", "import"))
+    write_phases = ("parse_and_stage", "sort_and_csv", "dedupe_and_csv", "import")  # sort_and_csv: before
+    write = sum(phases.get(p, 0.0) for p in write_phases)
     n = summary["relationships"]
     print(f"bulk load of {n:,} triples, {summary['entities']:,} entities, {summary['relations']} relations")
     for name, seconds in phases.items():
-        rate = (
-            f"  ({n / seconds:,.0f} triples/s)"
-            if name in ("parse_and_stage", "sort_and_csv", "import")
-            else ""
-        )
+        rate = f"  ({n / seconds:,.0f} triples/s)" if name in write_phases else ""
         print(f"  {name:16} {seconds:8.1f}s{rate}")
     print(
-        f"  {'write total':16} {write:8.1f}s  ({n / write:,.0f} triples/s: parse, stage, sort, CSV, import)"
+        f"  {'write total':16} {write:8.1f}s  ({n / write:,.0f} triples/s: parse, stage, dedupe, CSV, import)"
     )
     print(f"  {'load total':16} {summary['seconds']:8.1f}s  (wall {wall:.1f}s with start-up)")
     print(f"cpus: {os.cpu_count()}, load average (1 min): {os.getloadavg()[0]:.1f}")

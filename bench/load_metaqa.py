@@ -74,7 +74,9 @@ def run_bulk(data: Path, home: Path, port: int) -> dict[str, Any]:
         )
     finally:
         kgqa("server", "stop", env=env)
-    return row("bulk", summary, wall, write_phases=("parse_and_stage", "sort_and_csv", "import"))
+    return row(
+        "bulk", summary, wall, write_phases=("parse_and_stage", "sort_and_csv", "dedupe_and_csv", "import")
+    )
 
 
 def row(path: str, summary: dict[str, Any], wall: float, write_phases: tuple[str, ...]) -> dict[str, Any]:

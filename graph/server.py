@@ -14,6 +14,7 @@ by Maven once; a stamp records what was installed so that later starts skip Mave
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -337,6 +338,11 @@ class ManagedServer:
             f"server.memory.pagecache.size={pagecache}",
             "db.tx_log.rotation.retention_policy=1G size",
             "server.directories.import=import",
+            # Once the databases have stopped, Bolt waits up to 5 s for its worker pool and 5 s for its
+            # connections (Neo4j's defaults): a stop took 10-15 s, 10 of them idle, and the bulk path stops
+            # the server for every import. One second each is grace enough for a reply to reach a client.
+            "internal.server.bolt.thread_pool_shutdown_wait_time=1s",
+            "internal.server.bolt.connection_shutdown_wait_time=1s",
         ]
         lines += [f"server.jvm.additional={flag}" for flag in _JVM_FLAGS]
         lines.append(
@@ -451,12 +457,19 @@ def find_java() -> str:
         raise KgqaError(
             "Java 17 or newer is required but `java` was not found (install OpenJDK 17 or set JAVA_HOME)"
         )
-    proc = subprocess.run([candidate, "-version"], capture_output=True, text=True)
-    match = re.search(r'version "(\d+)', proc.stderr + proc.stdout)
-    if not match or int(match.group(1)) < 17:
-        found = match.group(1) if match else "unknown"
-        raise KgqaError(f"Java 17 or newer is required, found version {found} at {candidate}")
+    version = _java_version(candidate)
+    if version is None or version < 17:
+        raise KgqaError(f"Java 17 or newer is required, found version {version or 'unknown'} at {candidate}")
     return candidate
+
+
+@functools.lru_cache(maxsize=8)
+def _java_version(java: str) -> int | None:
+    """The major version of ``java`` (asked once per process: a bulk load stops, imports and starts, and
+    `java -version` took up to a second each time on a busy machine)."""
+    proc = subprocess.run([java, "-version"], capture_output=True, text=True)
+    match = re.search(r'version "(\d+)', proc.stderr + proc.stdout)
+    return int(match.group(1)) if match else None
 
 
 def _maven(args: list[str], what: str) -> None:

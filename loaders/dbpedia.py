@@ -28,7 +28,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 from kgqa.core.errors import KgqaError
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, words
-from kgqa.loaders.rdf import RDF_SUFFIXES, rdf_format, read_triples
+from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_triples
 from kgqa.loaders.records import Fact, Label, Record, value_problem
 
 PREFIXES: dict[str, str] = {
@@ -119,7 +119,7 @@ def plan(paths: list[Path]) -> InputPlan:
     return InputPlan(
         source="dbpedia",
         format="dbpedia-rdf",
-        files=[InputFile(f, parse, DESCRIPTION) for f in files],
+        files=[InputFile(f, parse, DESCRIPTION, line_based=line_based(rdf_format(f))) for f in files],
         default_kg="dbpedia",
         default_name=default_name,
         relation_text=relation_text,

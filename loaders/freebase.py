@@ -40,8 +40,8 @@ import pyoxigraph as ox
 from kgqa.core.errors import KgqaError
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
-from kgqa.loaders.rdf import RDF_SUFFIXES, rdf_format, read_triples
-from kgqa.loaders.records import Fact, Issue, Label, Record, value_problem
+from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_records
+from kgqa.loaders.records import MAX_VALUE_BYTES, Fact, Issue, Label, Record, value_problem
 
 NS = "http://rdf.freebase.com/ns/"
 NS_HTTPS = "https://rdf.freebase.com/ns/"
@@ -159,7 +159,9 @@ def _rdf_plan(paths: list[Path]) -> InputPlan:
     return InputPlan(
         source="freebase",
         format="freebase-rdf",
-        files=[InputFile(p, parse_rdf, RDF_DESCRIPTION) for p in paths],
+        files=[
+            InputFile(p, parse_rdf, RDF_DESCRIPTION, line_based=line_based(_dump_format(p))) for p in paths
+        ],
         default_kg="freebase",
         default_name=identity,
         relation_text=words,
@@ -167,10 +169,10 @@ def _rdf_plan(paths: list[Path]) -> InputPlan:
 
 
 def _fb15k_plan(paths: list[Path], names: Path | None, directory: Path) -> InputPlan:
-    files = [InputFile(p, parse_fb15k, FB15K_DESCRIPTION) for p in paths]
+    files = [InputFile(p, parse_fb15k, FB15K_DESCRIPTION, line_based=True) for p in paths]
     notes = []
     if names is not None:
-        files.append(InputFile(names, parse_names, NAMES_DESCRIPTION))
+        files.append(InputFile(names, parse_names, NAMES_DESCRIPTION, line_based=True))
     else:
         notes.append(f"no entity2text.txt names file next to {paths[0]}: entities are named by their mids")
     label = str(directory.resolve()).lower()
@@ -200,14 +202,68 @@ def _json_plan(paths: list[Path]) -> InputPlan:
 
 
 # ----------------------------------------------------------------------------- RDF dump
+def _dump_format(path: Path) -> ox.RdfFormat:
+    return rdf_format(path, default=ox.RdfFormat.N_TRIPLES)
+
+
 def parse_rdf(path: Path, ctx: ParseContext) -> Iterator[Record]:
     dropped = ctx.stats.dropped
-    for s, p, o in read_triples(path, ctx, rdf_format(path, default=ox.RdfFormat.N_TRIPLES)):
-        record = rdf_record(s, p, o)
+    for record in read_records(path, ctx, _dump_format(path), rdf_record, fast_rdf_record):
         if isinstance(record, str):
             dropped[record] += 1
         else:
             yield record
+
+
+# The dump's common lines, read without pyoxigraph: three IRIs in ns: with plain characters, or two and a
+# literal without escapes or control characters (with a short language tag or an XSD datatype). Anything
+# else (escapes, blank nodes, other IRIs, comments) goes to pyoxigraph, which also reports malformed lines.
+_FAST_IRI = rb"<http://rdf\.freebase\.com/ns/([A-Za-z0-9_.\-]+)>"
+_FAST_LINE = re.compile(
+    rb"^"
+    + _FAST_IRI
+    + rb"[ \t]+"
+    + _FAST_IRI
+    + rb"[ \t]+(?:"
+    + _FAST_IRI
+    + rb'|"([^"\\\x00-\x1f\x7f]*)"(?:@([a-z]{2,3})|\^\^<http://www\.w3\.org/2001/XMLSchema#[A-Za-z]+>)?)'
+    + rb"[ \t]*\.[ \t]*\r?\n?\Z"
+)
+_FAST_ENTITY = re.compile(rb"[mg]\.[0-9a-z_]+\Z")
+
+
+def fast_rdf_record(line: bytes) -> Record | str | None:
+    """What :func:`rdf_record` makes of one dump line, without pyoxigraph; None when the line is not one of
+    the plain shapes this reads (pyoxigraph then reads it)."""
+    match = _FAST_LINE.match(line)
+    if match is None:
+        return None
+    subject, predicate, obj, literal, language = match.groups()
+    value = ""
+    if literal is not None:
+        try:
+            value = literal.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # pyoxigraph reports it
+    if _FAST_ENTITY.match(subject) is None:
+        return "subject is schema, not an entity"
+    if predicate == b"type.object.name":
+        if literal is None:
+            return "name that is not a literal"
+        if language != b"en":
+            return "name not in English"
+        if not value:
+            return "empty name"
+        label = Label(subject.decode("ascii"), value)
+        return value_problem(label).split(":")[0] or label
+    if literal is not None:
+        return "literal value"
+    if _FAST_ENTITY.match(obj) is None:
+        return "object is not an entity"
+    fact = Fact(subject.decode("ascii"), predicate.decode("ascii"), obj.decode("ascii"))
+    if len(line) > MAX_VALUE_BYTES:
+        return value_problem(fact).split(":")[0] or fact
+    return fact
 
 
 def rdf_record(s: object, p: object, o: object) -> Record | str:
@@ -292,7 +348,7 @@ def parse_names(path: Path, ctx: ParseContext) -> Iterator[Record]:
 
 def _tsv(path: Path, ctx: ParseContext) -> Iterator[tuple[int, list[str]]]:
     every = ctx.tick_every()
-    with open_dump(path) as (stream, counter):
+    with open_dump(path, ctx.start, ctx.end) as (stream, counter):
         for number, raw in enumerate(stream, start=1):
             if number % every == 0:
                 ctx.on_bytes(counter.bytes_read)

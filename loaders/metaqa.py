@@ -31,7 +31,7 @@ def plan(paths: list[Path]) -> InputPlan:
     return InputPlan(
         source="metaqa",
         format="metaqa-kb",
-        files=[InputFile(f, parse_kb, DESCRIPTION) for f in files],
+        files=[InputFile(f, parse_kb, DESCRIPTION, line_based=True) for f in files],
         default_kg="metaqa",
         default_name=identity,
         relation_text=words,
@@ -40,7 +40,7 @@ def plan(paths: list[Path]) -> InputPlan:
 
 def parse_kb(path: Path, ctx: ParseContext) -> Iterator[Record]:
     every = ctx.tick_every()
-    with open_dump(path) as (stream, counter):
+    with open_dump(path, ctx.start, ctx.end) as (stream, counter):
         for number, raw in enumerate(stream, start=1):
             if number % every == 0:
                 ctx.on_bytes(counter.bytes_read)

@@ -152,6 +152,7 @@ class _Previous:
 
     embedding_model: str | None
     labels_without_facts: int = 0
+    relation_counts: dict[str, int] | None = None  # distinct triples per relation, when the load counted them
 
 
 def _online_load(
@@ -203,7 +204,7 @@ def _bulk_load(
     digest: str,
 ) -> _Previous | None:
     from kgqa.graph.server import ManagedServer
-    from kgqa.loaders.bulk import BulkStager, neo4j_import, prepare
+    from kgqa.loaders.bulk import close_pool, finish, neo4j_import, stage
 
     if config.external_server() is not None:
         raise KgqaError(
@@ -227,17 +228,15 @@ def _bulk_load(
                 "import"
             )
     staging = staging_dir(summary.kg)
+    staged = None
     try:
-        stager = BulkStager(staging)
         t0 = time.monotonic()
-        try:
-            _parse_all(plan, sink, stats, stager.add, progress)
-        finally:
-            stager.close()
+        staged = stage(plan, staging, sink, stats, progress)
+        _require_facts(plan, sink, stats)
         summary.phases["parse_and_stage"] = time.monotonic() - t0
         t0 = time.monotonic()
-        files = prepare(staging, summary.kg, plan.default_name, progress)
-        summary.phases["sort_and_csv"] = time.monotonic() - t0
+        files = finish(staged, summary.kg, plan.default_name, progress)
+        summary.phases["dedupe_and_csv"] = time.monotonic() - t0
         t0 = time.monotonic()
         with progress.step("neo4j-admin import"), server.offline_import(summary.kg) as imported:
             done = neo4j_import(server.admin, files, staging / "import.report")
@@ -245,12 +244,14 @@ def _bulk_load(
         summary.phases["import"] = time.monotonic() - t0
         summary.notes.append(f"neo4j-admin: {done}")
     finally:
+        if staged is not None:
+            close_pool(staged)
         if not os.environ.get("KGQA_KEEP_STAGING"):
             shutil.rmtree(staging, ignore_errors=True)
     with _driver(None) as drv:
         ensure_schema(drv, _dimensions(summary.embedding_model))
         _begin(drv, summary, plan)
-    return _Previous(None, files.labels_without_facts)
+    return _Previous(None, files.labels_without_facts, files.relation_counts)
 
 
 def _skip_if_loaded(
@@ -311,6 +312,10 @@ def _parse_all(
             sink.finish_file(str(input_file.path))
             offset += size
         step.update(offset, items=stats.facts, force=True)
+    _require_facts(plan, sink, stats)
+
+
+def _require_facts(plan: InputPlan, sink: IssueSink, stats: ParseStats) -> None:
     if stats.facts == 0:
         raise KgqaError(
             "no facts found in "
@@ -335,7 +340,7 @@ def _finish_with(
         if previous.labels_without_facts:
             summary.dropped["name of an entity without facts"] = previous.labels_without_facts
         t0 = time.monotonic()
-        relations = _write_relations(drv, summary.kg, plan)
+        relations = _write_relations(drv, summary.kg, plan, previous.relation_counts)
         summary.phases["relations"] = time.monotonic() - t0
         if options.embeddings:
             model_changed = previous.embedding_model not in (None, summary.embedding_model)
@@ -371,10 +376,18 @@ def _finish_with(
     return summary
 
 
-def _write_relations(driver: Driver, kg: str, plan: InputPlan) -> list[str]:
-    records = driver.execute_query(render("load/relation_counts"), kg=kg).records
+def _write_relations(
+    driver: Driver, kg: str, plan: InputPlan, counts: dict[str, int] | None = None
+) -> list[str]:
+    """:Relation nodes with their triple counts: ``counts`` when the load has them (the bulk path counts the
+    distinct triples it writes, so a database holding only this KG needs no scan of every relationship),
+    else read from the graph."""
+    if counts is None:
+        records = driver.execute_query(render("load/relation_counts"), kg=kg).records
+        counts = {r["name"]: int(r["count"]) for r in records}
     rows = [
-        {"name": r["name"], "count": int(r["count"]), "text": plan.relation_text(r["name"])} for r in records
+        {"name": name, "count": int(counts[name]), "text": plan.relation_text(name)}
+        for name in sorted(counts)
     ]
     driver.execute_query(render("load/upsert_relations"), kg=kg, rows=rows)
     names = [row["name"] for row in rows]

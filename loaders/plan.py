@@ -17,6 +17,10 @@ class ParseContext:
     sink: IssueSink
     stats: ParseStats
     on_bytes: Callable[[int], None] = lambda _n: None  # raw bytes of the current file read so far
+    # A byte range of the file (line-based parsers only; see InputFile.line_based): the parser reads
+    # [start, end) and numbers lines from 1 at ``start``; the caller shifts them to the file's numbering.
+    start: int = 0
+    end: int | None = None
 
     def tick_every(self) -> int:
         return 4096
@@ -30,6 +34,9 @@ class InputFile:
     path: Path
     parser: Parser
     description: str  # "a MetaQA kb.txt file (subject|relation|object)", used in wrong-format errors
+    # One record per line, and the parser honours ParseContext.start/end: an uncompressed file can then be
+    # parsed by byte ranges in parallel (the bulk path).
+    line_based: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ reported (file:line and the parser's reason) and skipped rather than ending the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import pyoxigraph as ox
 from kgqa.core.errors import KgqaError
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import ParseContext
-from kgqa.loaders.records import Issue
+from kgqa.loaders.records import Issue, Record
 
 FORMATS = {
     ".nt": ox.RdfFormat.N_TRIPLES,
@@ -37,6 +37,68 @@ def rdf_format(path: Path, default: ox.RdfFormat | None = None) -> ox.RdfFormat:
     return fmt
 
 
+def line_based(fmt: ox.RdfFormat) -> bool:
+    """One statement per line: such a file can be read by byte ranges (ParseContext.start/end)."""
+    return fmt in (ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS)
+
+
+# What a source makes of one statement: a record, or the name of the rule that drops it.
+Mapped = Record | str
+
+
+def read_records(
+    path: Path,
+    ctx: ParseContext,
+    fmt: ox.RdfFormat,
+    slow: Callable[[object, object, object], Mapped],
+    fast: Callable[[bytes], Mapped | None],
+) -> Iterator[Mapped]:
+    """``slow(s, p, o)`` of every statement, as :func:`read_triples` reads them; on line-based formats a line
+    that ``fast`` recognises (it returns what ``slow`` would for that line, or None when it cannot tell) skips
+    pyoxigraph. Runs of the other lines go to pyoxigraph as before, in file order, so records keep their
+    order and a malformed line is reported with its file:line as before."""
+    if not line_based(fmt):
+        for s, p, o in read_triples(path, ctx, fmt):
+            yield slow(s, p, o)
+        return
+    good = ctx.sink.good
+    with open_dump(path, ctx.start, ctx.end) as (stream, counter):
+        first = 1
+        while lines := list(islice(stream, CHUNK_LINES)):
+            pending: list[bytes] = []  # consecutive lines for pyoxigraph
+            pending_first = first
+            for offset, line in enumerate(lines):
+                item = fast(line)
+                if item is None:
+                    if not pending:
+                        pending_first = first + offset
+                    pending.append(line)
+                    continue
+                if pending:
+                    for s, p, o in _parse_run(pending, pending_first, path, ctx, fmt):
+                        yield slow(s, p, o)
+                    pending = []
+                good()
+                yield item
+            if pending:
+                for s, p, o in _parse_run(pending, pending_first, path, ctx, fmt):
+                    yield slow(s, p, o)
+            first += len(lines)
+            ctx.on_bytes(counter.bytes_read)
+
+
+def _parse_run(
+    lines: list[bytes], first: int, path: Path, ctx: ParseContext, fmt: ox.RdfFormat
+) -> Iterator[tuple[object, object, object]]:
+    try:
+        quads = list(ox.parse(b"".join(lines), fmt))
+    except SyntaxError:
+        quads = list(_parse_one_by_one(lines, first, path, ctx, fmt))
+    for quad in quads:
+        ctx.sink.good()
+        yield quad.subject, quad.predicate, quad.object
+
+
 def read_triples(path: Path, ctx: ParseContext, fmt: ox.RdfFormat) -> Iterator[tuple[object, object, object]]:
     """(subject, predicate, object) pyoxigraph terms; syntax errors go to ``ctx.sink``."""
     if fmt in (ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS):
@@ -48,16 +110,10 @@ def read_triples(path: Path, ctx: ParseContext, fmt: ox.RdfFormat) -> Iterator[t
 def _read_lines(path: Path, ctx: ParseContext, fmt: ox.RdfFormat) -> Iterator[tuple[object, object, object]]:
     """Line-based formats: parse chunks of lines at full speed; a chunk with an error is parsed again line by
     line, so that a bad line costs exactly that line (a streaming parser may run on into the next one)."""
-    with open_dump(path) as (stream, counter):
+    with open_dump(path, ctx.start, ctx.end) as (stream, counter):
         first = 1
         while lines := list(islice(stream, CHUNK_LINES)):
-            try:
-                quads = list(ox.parse(b"".join(lines), fmt))
-            except SyntaxError:
-                quads = list(_parse_one_by_one(lines, first, path, ctx, fmt))
-            for quad in quads:
-                ctx.sink.good()
-                yield quad.subject, quad.predicate, quad.object
+            yield from _parse_run(lines, first, path, ctx, fmt)
             first += len(lines)
             ctx.on_bytes(counter.bytes_read)
 

@@ -122,6 +122,11 @@ class IssueSink:
         else:
             self._report(issue)
 
+    def add_counted(self, n: int) -> None:
+        """``n`` more malformed lines, counted but neither kept nor reported (a parse by ranges keeps only
+        the first ``keep`` issues of each range)."""
+        self.count += n
+
     def _report(self, issue: Issue) -> None:
         if self.on_issue is not None:
             self.on_issue(issue)

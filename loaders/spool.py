@@ -1,6 +1,6 @@
 """Tab-separated spool files for records that wait on disk (labels until all facts are in; bulk staging).
 
-Fields are escaped so that any string survives a line-based round trip (and GNU sort): backslash, tab,
+Fields are escaped so that any string survives a line-based round trip: backslash, tab,
 newline and carriage return become ``\\\\``, ``\\t``, ``\\n``, ``\\r``.
 """
 
