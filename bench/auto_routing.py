@@ -56,7 +56,7 @@ def metaqa_dev_sample(n: int, seed: int = 7) -> list[dict[str, Any]]:
                     "answers": list(q.answers),
                     "kind": f"metaqa dev {hops}-hop",
                     "part": "tune",
-                    "set": "metaqa_dev",
+                    "set": "dev_sample",  # not "metaqa_dev": our answers, not a copy of MetaQA's dev file
                 }
             )
     return rows

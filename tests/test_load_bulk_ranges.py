@@ -15,11 +15,11 @@ import pytest
 from kgqa.core.errors import KgqaError
 from kgqa.loaders import bulk, freebase, metaqa
 from kgqa.loaders.inputs import count_lines, line_ranges, open_dump
-from kgqa.loaders.plan import InputPlan, ParseContext
+from kgqa.loaders.plan import InputPlan
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Fact, Issue, IssueSink, Label, ParseStats
 
-from tests.test_load_parsers import FREEBASE, METAQA
+from tests.test_load_parsers import FREEBASE, METAQA, parse
 
 QUIET = Progress(enabled=False)
 
@@ -71,16 +71,6 @@ def test_a_compressed_file_is_not_read_by_range(tmp_path: Path) -> None:
         pass
 
 
-def _sequential(plan: InputPlan) -> tuple[list[object], IssueSink]:
-    sink, stats = IssueSink(), ParseStats()
-    records: list[object] = []
-    for f in plan.files:
-        sink.start_file(f.description)
-        records.extend(f.parser(f.path, ParseContext(sink, stats)))
-        sink.finish_file(str(f.path))
-    return records, sink
-
-
 def _staged(
     plan: InputPlan, tmp_path: Path, parallel: bool, range_bytes: int, strict: bool = False
 ) -> tuple[bulk.BulkFiles, IssueSink, ParseStats, int]:
@@ -111,7 +101,7 @@ def _rows(files: bulk.BulkFiles) -> tuple[list[list[str]], list[list[str]]]:
 def test_freebase_by_ranges_matches_one_parse_with_file_and_line(tmp_path: Path, range_bytes: int) -> None:
     plan = freebase.plan([FREEBASE])
     assert plan.files[0].line_based
-    records, expected = _sequential(plan)
+    records, expected, _ = parse(plan)
     files, sink, stats, ranges = _staged(plan, tmp_path, parallel=True, range_bytes=range_bytes)
     assert ranges > 3  # the fixture was cut, mid-line as well (the ranges are not whole lines long)
     assert [(i.file, i.line, i.reason) for i in sink.kept] == [
@@ -134,18 +124,8 @@ def test_freebase_by_ranges_matches_one_parse_with_file_and_line(tmp_path: Path,
 
 
 def freebase_dropped() -> dict[str, int]:
-    _, _, stats = _parse(freebase.plan([FREEBASE]))
+    _, _, stats = parse(freebase.plan([FREEBASE]))
     return dict(stats.dropped)
-
-
-def _parse(plan: InputPlan) -> tuple[list[object], IssueSink, ParseStats]:
-    sink, stats = IssueSink(), ParseStats()
-    records: list[object] = []
-    for f in plan.files:
-        sink.start_file(f.description)
-        records.extend(f.parser(f.path, ParseContext(sink, stats)))
-        sink.finish_file(str(f.path))
-    return records, sink, stats
 
 
 def test_metaqa_by_ranges_reports_each_malformed_line_once_at_its_line(tmp_path: Path) -> None:
