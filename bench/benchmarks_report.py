@@ -612,9 +612,15 @@ def main(argv: list[str] | None = None) -> int:
     invocation += "".join(f" --append {_rel(path)}" for path in args.append)
     text = render(reports, commands, failures, unavailable, chart, load, invocation, freeform)
     for path in args.append:
-        # each is a bench script's own output: its first line names the command that printed it
+        # each is a bench script's own output, whose first line names the command that printed it, or a
+        # summary of such outputs titled by its first line
         section = path.read_text(encoding="utf-8").strip()
-        text = text.rstrip("\n") + f"\n\n## {_rel(path)}\n\n{section}\n"
+        title, _, rest = section.partition("\n")
+        if title.startswith("# "):  # a summary with a title of its own: "## title", then where it came from
+            section = f"(`{_rel(path)}`)\n{rest}"
+            text = text.rstrip("\n") + f"\n\n## {title[2:].strip()}\n\n{section.strip()}\n"
+        else:
+            text = text.rstrip("\n") + f"\n\n## {_rel(path)}\n\n{section}\n"
     args.output.write_text(text, encoding="utf-8")
     print(f"wrote {_rel(args.output)}" + (f" and {_rel(chart)}" if chart else ""), file=sys.stderr)
     return 1 if failures else 0

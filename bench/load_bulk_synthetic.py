@@ -83,7 +83,7 @@ def main() -> None:
     if args.models_from:
         copy_models(args.models_from / "models", args.home / "models")
     kgqa("server", "start", env=env)
-    clear_private(env)
+    clear_private(env, keep=args.kg)
     try:
         began = time.monotonic()
         load_args = [
@@ -114,6 +114,12 @@ def main() -> None:
     print(
         f"  {'write total':16} {write:8.1f}s  ({n / write:,.0f} triples/s: parse, stage, dedupe, CSV, import)"
     )
+    if "embeddings" in phases:  # encoding, formatting and the vector index population
+        vectors = phases["embeddings"] + phases.get("indexes", 0.0)
+        print(
+            f"  {'with vectors':16} {write + vectors:8.1f}s  ({n / (write + vectors):,.0f} triples/s; "
+            f"{summary['embedded_entities'] / vectors:,.0f} names/s embedded and indexed)"
+        )
     print(f"  {'load total':16} {summary['seconds']:8.1f}s  (wall {wall:.1f}s with start-up)")
     print(f"cpus: {os.cpu_count()}, load average (1 min): {os.getloadavg()[0]:.1f}")
 

@@ -127,7 +127,7 @@ def load(
     sink = IssueSink(strict=options.strict, on_issue=on_issue)
     stats = ParseStats()
     if options.bulk:
-        previous = _bulk_load(options, plan, summary, sink, stats, print_to, digest)
+        previous = _bulk_load(options, plan, summary, sink, stats, print_to, digest, embedder)
     else:
         previous = _online_load(options, plan, summary, sink, stats, print_to, digest, driver)
     if summary.already_loaded:
@@ -202,9 +202,10 @@ def _bulk_load(
     stats: ParseStats,
     progress: Progress,
     digest: str,
+    embedder: Embedder | None,
 ) -> _Previous | None:
     from kgqa.graph.server import ManagedServer
-    from kgqa.loaders.bulk import close_pool, finish, neo4j_import, stage
+    from kgqa.loaders.bulk import add_vectors, close_pool, finish, neo4j_import, stage
 
     if config.external_server() is not None:
         raise KgqaError(
@@ -237,6 +238,11 @@ def _bulk_load(
         t0 = time.monotonic()
         files = finish(staged, summary.kg, plan.default_name, progress)
         summary.phases["dedupe_and_csv"] = time.monotonic() - t0
+        if options.embeddings:  # imported with the nodes: the vector index is then built once
+            t0 = time.monotonic()
+            embed = embedder or default_embedder(summary.embedding_model)
+            summary.embedded_entities = add_vectors(files, embed, progress)
+            summary.phases["embeddings"] = time.monotonic() - t0
         t0 = time.monotonic()
         with progress.step("neo4j-admin import"), server.offline_import(summary.kg) as imported:
             done = neo4j_import(server.admin, files, staging / "import.report")
@@ -351,11 +357,12 @@ def _finish_with(
                 missing_only=not model_changed,
                 embedder=embedder or default_embedder(summary.embedding_model),
             )
-            summary.embedded_entities, summary.embedded_relations = report.entities, report.relations
-            summary.phases["embeddings"] = report.seconds
+            summary.embedded_entities += report.entities
+            summary.embedded_relations = report.relations
+            summary.phases["embeddings"] = summary.phases.get("embeddings", 0.0) + report.seconds
         t0 = time.monotonic()
-        with progress.step("indexes online"):
-            await_indexes(drv)
+        with progress.step("indexes online", total=100, unit="%") as step:
+            await_indexes(drv, on_percent=lambda percent: step.update(percent, force=True))
         summary.phases["indexes"] = time.monotonic() - t0
         counts = live_counts(drv, summary.kg)
         summary.entities, summary.relationships = counts["entities"], counts["relationships"]
@@ -442,8 +449,8 @@ def build_indexes(
             reports.append(IndexReport(name, report.entities, report.relations, report.seconds, use))
         if not names:
             ensure_schema(drv, _dimensions(chosen))
-        with print_to.step("indexes online"):
-            await_indexes(drv)
+        with print_to.step("indexes online", total=100, unit="%") as step:
+            await_indexes(drv, on_percent=lambda percent: step.update(percent, force=True))
     return reports
 
 

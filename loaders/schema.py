@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from kgqa.core.errors import KgqaError
 from kgqa.graph.cypher import render
 from neo4j import Driver
@@ -56,11 +59,31 @@ def index_states(driver: Driver) -> list[dict[str, object]]:
     return found
 
 
-def await_indexes(driver: Driver, seconds: int = 900) -> dict[str, str]:
-    """Waits until the kgqa indexes are ONLINE; returns name -> state, raising if one FAILED."""
-    driver.execute_query(render("schema/await"), seconds=seconds)
-    states = {str(r["name"]): str(r["state"]) for r in index_states(driver)}
-    failed = [name for name, state in states.items() if state == "FAILED"]
-    if failed:
-        raise KgqaError(f"index population failed for {', '.join(failed)} (see the Neo4j debug log)")
-    return states
+def await_indexes(
+    driver: Driver, on_percent: Callable[[float], None] | None = None, stall_seconds: float = 900.0
+) -> dict[str, str]:
+    """Waits until the kgqa indexes are ONLINE; returns name -> state. Raises if one FAILED, or if population
+    made no progress for ``stall_seconds`` (a million vectors take minutes, so there is no overall limit).
+    ``on_percent`` receives the least populated index's percentage as it grows."""
+    best, since = -1.0, time.monotonic()
+    while True:
+        rows = index_states(driver)
+        failed = [str(r["name"]) for r in rows if r["state"] == "FAILED"]
+        if failed:
+            raise KgqaError(f"index population failed for {', '.join(failed)} (see the Neo4j debug log)")
+        if all(r["state"] == "ONLINE" for r in rows):
+            if on_percent is not None:
+                on_percent(100.0)
+            return {str(r["name"]): str(r["state"]) for r in rows}
+        percent = min(float(r.get("populationPercent") or 0.0) for r in rows if r["state"] != "ONLINE")
+        if percent > best:
+            best, since = percent, time.monotonic()
+            if on_percent is not None:
+                on_percent(percent)
+        elif time.monotonic() - since > stall_seconds:
+            waiting = ", ".join(f"{r['name']} ({r['state']})" for r in rows if r["state"] != "ONLINE")
+            raise KgqaError(
+                f"index population made no progress for {stall_seconds:.0f} s at {best:.0f}%: {waiting} "
+                "(see the Neo4j debug log)"
+            )
+        time.sleep(0.5)

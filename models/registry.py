@@ -11,6 +11,7 @@ property ``kgqa.models.dir``)::
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -83,6 +84,23 @@ def subgraphrag_model_dir(name: str) -> Path:
 def subgraphrag_model_installed(name: str) -> bool:
     """Whether this machine's model registry holds SubgraphRAG model ``name``."""
     return (subgraphrag_model_dir(name) / "meta.json").is_file()
+
+
+def subgraphrag_model_encoder(name: str) -> str | None:
+    """The encoder of the vectors SubgraphRAG model ``name`` was trained on (meta.json); None: unknown."""
+    try:
+        meta = json.loads((subgraphrag_model_dir(name) / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    encoder = meta.get("encoder") if isinstance(meta, dict) else None
+    return str(encoder) if encoder else None
+
+
+def subgraphrag_models_for(encoder: str) -> list[str]:
+    """The installed SubgraphRAG models trained on ``encoder``'s vectors, by name."""
+    directory = subgraphrag_models_dir()
+    names = sorted(p.name for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
+    return [n for n in names if subgraphrag_model_installed(n) and subgraphrag_model_encoder(n) == encoder]
 
 
 def gsr_model_installed(name: str) -> bool:

@@ -92,5 +92,5 @@ class CosineRetriever(SubgraphRagRetriever):
                     ranked[name] = score
         return list(ranked), list(ranked.values())
 
-    def _scorer_name(self) -> str:
+    def _scorer_name(self, kg: str) -> str:
         return "cosine"

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from kgqa.core.config import external_server
 from kgqa.core.errors import ModelMissing
 from kgqa.core.text import without_brackets
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
-from kgqa.graph.kg import resolve_kg
+from kgqa.graph.kg import kg_embedding_model, resolve_kg
 from kgqa.models import registry
 from kgqa.models.encoder import embed
 from kgqa.retrieve.base import Retriever
@@ -183,7 +184,7 @@ class SubgraphRagRetriever(Retriever):
     def __init__(
         self,
         driver: Driver,
-        model: str = DEFAULT_MODEL,
+        model: str | None = None,
         hops: int | None = None,
         max_candidates: int | None = None,
         include_seed: bool | None = None,
@@ -194,13 +195,17 @@ class SubgraphRagRetriever(Retriever):
         """``select_walks``: with a predicted hop count, the evidence is walks of that many hops, picked in
         the database (``kgqa.subgraphrag.walks``), as reasoning paths; otherwise the k best triples alone.
         ``rank_by``: "chain" (the walks of the best-scored relation chain, whose ends are the answer set;
-        ChainSelection.java) or "walk" (each end entity's best walk, ends ranked by it; PathSelection)."""
+        ChainSelection.java) or "walk" (each end entity's best walk, ends ranked by it; PathSelection).
+        ``model`` None: the default model, or, for a KG embedded by another encoder, an installed model
+        trained on that encoder's vectors (see :meth:`model_for`)."""
         super().__init__(driver)
         if rank_by not in WALK_RANKINGS:
             raise ValueError(f"rank_by must be one of {', '.join(WALK_RANKINGS)}, got {rank_by!r}")
         self.select_walks = select_walks
         self.rank_by = rank_by
-        self.model = model
+        self.model = model or DEFAULT_MODEL
+        self._named = model is not None
+        self._models: dict[str, str] = {}
         self.hops = hops
         self.max_candidates = max_candidates
         self.include_seed = include_seed
@@ -210,6 +215,20 @@ class SubgraphRagRetriever(Retriever):
 
     def _check_model(self) -> None:
         registry.require_subgraphrag_model(self.model)
+
+    def model_for(self, kg: str) -> str:
+        """The scorer asked for ``kg``: the named one; else the default, unless the default was trained on
+        another encoder's vectors than ``kg``'s and an installed model was trained on ``kg``'s (a scorer
+        reads the KG's stored vectors, so only one of the same encoder can score them)."""
+        if self._named or external_server() is not None:  # a remote server's models are not listed here
+            return self.model
+        if kg not in self._models:
+            chosen = self.model
+            encoder = kg_embedding_model(self.driver, kg)
+            if encoder is not None and registry.subgraphrag_model_encoder(self.model) not in (None, encoder):
+                chosen = next(iter(registry.subgraphrag_models_for(encoder)), self.model)
+            self._models[kg] = chosen
+        return self._models[kg]
 
     def _predicted_hops(self, question: str, kg: str, spans: Sequence[str]) -> tuple[int | None, str]:
         """The question's hop count from the MetaQA-trained classifier, for MetaQA-shaped KGs only, and
@@ -243,7 +262,7 @@ class SubgraphRagRetriever(Retriever):
         config: dict[str, Any] = {
             "k": int(k),
             "kg": kg,
-            "model": self.model,
+            "model": self.model_for(kg),
             "topicEntities": [e.id for e in topic_entities],
             "topicSpans": [e.span or e.name for e in topic_entities],
         }
@@ -304,8 +323,8 @@ class SubgraphRagRetriever(Retriever):
         ranked, ranked_scores = answer_candidates(triplets, scores, topic_names)
         return select_answers(ranked, ranked_scores)
 
-    def _scorer_name(self) -> str:
-        return self.model
+    def _scorer_name(self, kg: str) -> str:
+        return self.model_for(kg)
 
     def _question_vector(self, question: str, kg: str | None = None) -> np.ndarray | None:
         """z_q, or None to let the database embed the question as the model was trained (the topic masked)."""
@@ -344,7 +363,7 @@ class SubgraphRagRetriever(Retriever):
             triplets=triplets,
             scores=scores,
             trace=SubgraphRagTrace(
-                self._scorer_name(),
+                self._scorer_name(kg),
                 k,
                 predicted,
                 source,

@@ -165,6 +165,32 @@ def test_subgraphrag_model_of_another_encoder_is_refused(
         shutil.rmtree(target, ignore_errors=True)
 
 
+def test_subgraphrag_picks_the_installed_model_of_the_kgs_encoder(
+    driver, fast_kg: str, metaqa_kg: str, subgraphrag_model: str, neo4j_env: dict[str, str]
+) -> None:  # type: ignore[no-untyped-def]
+    """The default scorer reads MiniLM vectors; on a KG of the static encoder's vectors, SubgraphRAG without a
+    named model uses an installed one trained on those, and a named model is used as named."""
+    from kgqa.models import registry
+    from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
+
+    static = "all-MiniLM-L6-v2-static"
+    models = Path(neo4j_env["KGQA_HOME"]) / "models" / "subgraphrag"
+    before = registry.subgraphrag_models_for(static)  # a developer's home may hold one already
+    target = models / "zz-static-test"
+    shutil.copytree(models / subgraphrag_model, target)
+    meta = json.loads((target / "meta.json").read_text())
+    (target / "meta.json").write_text(json.dumps({**meta, "encoder": static}))
+    try:
+        retriever = SubgraphRagRetriever(driver)
+        assert retriever.model_for(fast_kg) == (before or ["zz-static-test"])[0]
+        assert retriever.model_for(metaqa_kg) == "default"
+        assert SubgraphRagRetriever(driver, model="default").model_for(fast_kg) == "default"
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+    if not before:  # none of its encoder: the default, which the database then refuses in one line
+        assert SubgraphRagRetriever(driver).model_for(fast_kg) == "default"
+
+
 def test_no_embeddings_contradicting_embeddings_is_one_line() -> None:
     done = run_kgqa("load", "metaqa", "--path", "x", "--no-embeddings", "--embeddings", "fast")
     assert done.returncode != 0

@@ -126,8 +126,9 @@ def test_bulk_and_online_give_the_same_graph(
     online = _load(source, "--path", str(path), "--kg", kg)
     bulk = _load(source, "--path", str(path), "--kg", kg, "--bulk", "--force", env=BULK_ENV)
     assert bulk["mode"] == "bulk" and online["mode"] == "online"
-    for key in ("entities", "relationships", "relations", "skipped"):
+    for key in ("entities", "relationships", "relations", "skipped", "embedded_entities"):
         assert online[key] == bulk[key], key
+    assert bulk["embedded_entities"] == bulk["entities"]  # every one imported with its vector
     with _fresh(bulk_server) as after:  # the old driver's bookmarks belong to the replaced database
         _same_graph(graph_of(driver, kg), graph_of(after, kg))
         shown = after.execute_query("SHOW INDEXES YIELD name, state").records
