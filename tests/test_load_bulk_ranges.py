@@ -1,7 +1,7 @@
 """The bulk path's parallel staging: byte ranges cut at line boundaries, parsed in worker processes, give the
 same records, the same CSVs and the same malformed lines (file:line, in file order) as one sequential parse.
 
-No database: these exercise loaders/bulk.py and loaders/inputs.py on the parser fixtures, with ranges a few
+No database: these exercise loaders/bulk/ and loaders/inputs.py on the parser fixtures, with ranges a few
 hundred bytes long so that every fixture is cut in many places, mid-line included.
 """
 
