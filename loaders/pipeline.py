@@ -173,6 +173,7 @@ def _online_load(
         if _skip_if_loaded(drv, existing, summary, options, digest):
             return None
         previous = _Previous(existing.get("embedding_model") if existing else None)
+        before = _kg_properties(drv, summary.kg) if existing is not None else None
         _begin(drv, summary, plan)
         writer = OnlineWriter(
             drv, summary.kg, plan.default_name, batch_size=options.batch_size, spool_dir=_scratch_dir()
@@ -185,9 +186,18 @@ def _online_load(
             t0 = time.monotonic()
             previous.labels_without_facts = writer.apply_labels(progress)
             summary.phases["names"] = time.monotonic() - t0
-        except KgqaError:
-            if existing is None and writer.batches == 0:
-                drop_kg(drv, summary.kg)  # a new KG that got nothing (say, --strict at line 1): no trace
+        except KgqaError as failed:
+            # Left as it was before the load where that can be done: a new KG goes, a KG that got nothing
+            # gets its node back; a KG that got part of the load says so, and a rerun completes it.
+            if existing is None:
+                drop_kg(drv, summary.kg)
+            elif writer.batches == 0 and before is not None:
+                drv.execute_query(render("load/restore_kg"), kg=summary.kg, before=before)
+            else:
+                raise KgqaError(
+                    f"{failed}; KG {summary.kg!r} now holds part of this load (status loading): run the load "
+                    "again to complete it"
+                ) from failed
             raise
         finally:
             writer.close()
@@ -283,6 +293,12 @@ def _skip_if_loaded(
     summary.embedding_model = existing.get("embedding_model")
     summary.notes.append("already loaded from the same input: nothing to do (--force reloads)")
     return True
+
+
+def _kg_properties(driver: Driver, kg: str) -> dict[str, Any] | None:
+    """What :func:`_begin` changes on the KG's node, to be put back by a load that fails before writing."""
+    records = driver.execute_query(render("load/kg_properties"), kg=kg).records
+    return dict(records[0]) if records else None
 
 
 def _begin(driver: Driver, summary: LoadSummary, plan: InputPlan) -> None:

@@ -235,6 +235,39 @@ def test_an_interrupted_load_completes_when_run_again(
     assert unique["n"] == unique["all"] == triples
 
 
+def test_a_failed_load_leaves_the_kg_as_it_was(driver: Any, tmp_path: Path) -> None:
+    from kgqa.core.errors import KgqaError
+
+    good = tmp_path / "good.txt"
+    _metaqa_file(good, 50)
+    bad_first = tmp_path / "bad_first.txt"
+    bad_first.write_text("not a fact\n" + good.read_text())
+    bad_late = tmp_path / "bad_late.txt"
+    bad_late.write_text(good.read_text() + "not a fact\n")
+
+    # a new KG that fails half way (--strict, after batches were written) leaves no trace
+    new = PREFIX + "failed_new"
+    with pytest.raises(KgqaError, match="bad_late.txt:201:"):
+        _load(driver, "metaqa", bad_late, new, strict=True, batch_size=20)
+    assert new not in {r["name"] for r in list_kgs(driver)}
+    left = driver.execute_query("MATCH (e:Entity {kg: $kg}) RETURN count(e) AS n", kg=new).records
+    assert left[0]["n"] == 0
+
+    # a complete KG whose reload fails before writing anything keeps its node: complete, same counts
+    kg = PREFIX + "failed_reload"
+    _load(driver, "metaqa", good, kg)
+    before = next(r for r in list_kgs(driver) if r["name"] == kg)
+    with pytest.raises(KgqaError, match="bad_first.txt:1:"):
+        _load(driver, "metaqa", bad_first, kg, strict=True, force=True)
+    assert next(r for r in list_kgs(driver) if r["name"] == kg) == before
+
+    # one that got part of the reload says so, and a rerun of a good input completes it
+    with pytest.raises(KgqaError, match="now holds part of this load"):
+        _load(driver, "metaqa", bad_late, kg, strict=True, force=True, batch_size=20)
+    assert next(r for r in list_kgs(driver) if r["name"] == kg)["status"] == "loading"
+    assert _load(driver, "metaqa", good, kg, force=True).status == "complete"
+
+
 # ----------------------------------------------------------------------------- the CLI's one-line errors
 def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode != 0
