@@ -13,7 +13,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Issue, IssueSink, ParseStats, Record
 from kgqa.loaders.schema import await_indexes, ensure_schema
 from neo4j import Driver
+from neo4j.exceptions import DriverError, Neo4jError
 
 SOURCES: dict[str, Callable[[list[Path]], InputPlan]] = {
     "metaqa": metaqa.plan,
@@ -189,10 +190,12 @@ def _online_load(
         except KgqaError as failed:
             # Left as it was before the load where that can be done: a new KG goes, a KG that got nothing
             # gets its node back; a KG that got part of the load says so, and a rerun completes it.
-            if existing is None:
-                drop_kg(drv, summary.kg)
-            elif writer.batches == 0 and before is not None:
-                drv.execute_query(render("load/restore_kg"), kg=summary.kg, before=before)
+            if existing is None or (writer.batches == 0 and before is not None):
+                with suppress(Neo4jError, DriverError):  # the failure itself may be the lost server
+                    if existing is None:
+                        drop_kg(drv, summary.kg)
+                    else:
+                        drv.execute_query(render("load/restore_kg"), kg=summary.kg, before=before)
             else:
                 raise KgqaError(
                     f"{failed}; KG {summary.kg!r} now holds part of this load (status loading): run the load "
