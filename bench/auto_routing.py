@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kgqa.core.metaqa import read_questions
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.qa.methods import AUTO_CANDIDATES

@@ -223,19 +223,21 @@ def _hits_row(label: str, report: dict[str, Any]) -> str:
 
 # What each method was given to reach its MetaQA numbers: the honest reading of the tables above.
 GIVEN = {
-    "sgrag": "49 hand-written Cypher templates, one per MetaQA question type (the types of MetaQA's own "
-    "question generator; every masked test phrasing also occurs in dev), chosen by a classifier fitted on "
-    "dev phrasings; a GSR chain when unsure",
+    "sgrag": "the relation chains of MetaQA's dev questions as its templates (MetaQA's questions come from "
+    "49 question types; every masked test phrasing also occurs in dev), chosen by a chain classifier "
+    "fitted on dev phrasings; no fallback: nothing when none of its best 3 chains matches",
     "gsr": "a chain generator trained on MetaQA dev questions, KB-synthesised questions and index "
     "pseudo-questions; no templates",
-    "frag": "no templates; a hop-range classifier fitted on dev phrasings; chains reranked by the GSR model",
+    "frag": "no templates; a hop-range classifier fitted on dev phrasings; chains ranked by the KG's path "
+    "ranker, its weights fitted on dev questions",
     "subgraphrag": "no templates; a triple scorer trained on dev questions' weak labels; a hop classifier "
     "fitted on dev phrasings",
-    "simgrag": "no templates, no training: a pattern graph built from the question offline, matched by "
-    "graph semantic distance",
+    "simgrag": "no templates: a pattern graph built from the question offline, matched by graph semantic "
+    "distance; the words for each relation learned from dev questions",
     "cosine": "nothing: the baseline ranks candidate triples by cosine similarity to the question",
     "auto": "routes each question among the methods above (kgqa.qa.routing), by what the question names, "
-    "the classifier's confidence and whether a method answered; its policy chosen on our tune questions",
+    "the classifier's confidence and whether a method answered; its policy learned by `kgqa train all` on "
+    "held-out dev questions",
 }
 
 
@@ -346,16 +348,14 @@ def render(
         "figure is quoted as given in the project's evaluation issue; see the paper for its exact "
         "setting.",
         "",
-        "Trained parts see MetaQA dev, never test: the question classifiers (sgrag, frag and the hop "
-        "count subgraphrag uses) are fitted on dev phrasings filled with KB entities, and the SubgraphRAG "
-        "scorer on dev questions. A dev sample of subgraphrag can therefore hold questions its scorer was "
-        "trained on (`bench/subgraphrag_metaqa.py --split dev` uses the held-out part only); the test rows "
-        "are clean. GSR's chain generator is trained on dev questions (with the KG's relations as index "
-        "pseudo-questions), so gsr has no dev row; sgrag falls back to GSR's chain when no template matches "
-        "or its classifier is unsure about a one-entity question (a rule chosen on our free-form tune set, "
-        "`bench/sgrag_gsr_fallback.py`). FRAG reranks its relation chains with that GSR model when one "
-        "entity is linked (`FragConfig.rerank_chains`), so its dev rows too read questions whose wordings "
-        "the reranker was trained on; its test rows are clean. "
+        "Trained parts see MetaQA dev, never test: `kgqa train all --kg metaqa --questions "
+        "../shared/data/metaqa` fits the question classifiers (sgrag's chains, the hop count frag and "
+        "subgraphrag use), the SubgraphRAG scorer, FRAG's path ranker (`kgqa.models.frag_ranker`: "
+        "how much the chain's similarity to the question, the question words naming its relations and the "
+        "kind of thing it arrives at each weigh) and GSR's chain generator on dev questions. A dev row can "
+        "therefore hold questions a part was trained on; the test rows are clean. gsr and auto (whose route "
+        "is measured on held-out dev questions) have no dev row. No method falls back on another: sgrag's "
+        "evidence is empty when none of its best chains matches, and only auto's route passes a question on. "
         'A "sample of N" is a seeded sample spread evenly over the hops, used where the full split has '
         "not been run yet.",
         "",

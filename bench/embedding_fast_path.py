@@ -69,7 +69,7 @@ def names_per_second(embed: Callable[[Sequence[str]], np.ndarray], names: list[s
 
 
 def vector_linking(kgs: list[str], questions: int, seed: int) -> None:
-    from kgqa.core.metaqa import read_questions
+    from kgqa.evaluation.metaqa import read_questions
     from kgqa.graph.connection import open_driver
     from kgqa.graph.cypher import render
     from kgqa.graph.kg import kg_embedding_model

@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 
 from kgqa.core.config import shared_data_dir
-from kgqa.core.metaqa import read_questions
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.frag import FragConfig, FragRetriever, FragTrace

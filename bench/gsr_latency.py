@@ -1,9 +1,10 @@
 """GSR inside the database: generation latency (``kgqa.gsr.chains``, 10 beams), retrieval latency
 (``kgqa.gsr.retrieve``) against walking the chains with SG-RAG's Cypher path template, and the model's size.
 
-    python bench/gsr_latency.py [--n 200] [--model default] [--kg metaqa]
+    python bench/gsr_latency.py [--n 200] [--kg metaqa] [--model NAME]
 
-Runs against the running server (``kgqa server start``) with a trained model (``kgqa train gsr``). Questions:
+Runs against the running server (``kgqa server start``) with the KG's GSR model (``kgqa train gsr --kg KG``,
+or ``kgqa train all --kg KG``; ``--model NAME``: one installed by name, ``<models>/gsr/NAME``). Questions:
 ``--n`` per hop from MetaQA dev (the model's training questions: only timing and the agreement of the two
 walks are reported, which training does not change; the test split stays for accuracy), topic entities
 linked once beforehand, untimed. For each question, in turn and in the same run so that the machine's noise
@@ -30,11 +31,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from kgqa.core.config import shared_data_dir
-from kgqa.core.metaqa import read_questions
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.evaluation.metrics import percentile
 from kgqa.graph.connection import open_driver
 from kgqa.graph.cypher import render
-from kgqa.models.gsr import ChainModel, gsr_models_dir, masked
+from kgqa.models.gsr import ChainModel, masked
+from kgqa.models.registry import gsr_model_dir
 from kgqa.retrieve.linking import link_entities
 from kgqa.retrieve.paths import run_steps, steps_query
 from neo4j import Driver, RoutingControl
@@ -83,7 +85,7 @@ def by_template(driver: Driver, question: str, config: dict[str, object], kg: st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="questions per hop")
-    parser.add_argument("--model", default="default")
+    parser.add_argument("--model", default=None, help="a GSR model installed by name (default: the KG's own)")
     parser.add_argument("--kg", default="metaqa")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
@@ -92,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     for hop in (1, 2, 3):
         rows = read_questions("dev", hop, root=shared_data_dir() / "metaqa")
         questions += [(hop, q.question) for q in rng.sample(rows, args.n)]
-    reference = ChainModel(gsr_models_dir() / args.model)
+    directory = gsr_model_dir(args.kg, args.model)
+    reference = ChainModel(directory)
     times: dict[str, list[float]] = {
         k: [] for k in ("chains", "retrieve, procedure", "retrieve, template", "chains, Python")
     }
@@ -124,12 +127,12 @@ def main(argv: list[str] | None = None) -> int:
             times["retrieve, template"].append(ms_tmpl)
             compared += 1
             agree += got == want
-    directory = gsr_models_dir() / args.model
     size = sum(f.stat().st_size for f in Path(directory).iterdir() if f.is_file()) / 1e6
-    print(f"`python bench/gsr_latency.py --n {args.n} --model {args.model} --kg {args.kg}`\n")
+    model = f" --model {args.model}" if args.model else ""
+    print(f"`python bench/gsr_latency.py --n {args.n} --kg {args.kg}{model}`\n")
     print(
         f"{len(questions)} MetaQA dev questions ({args.n} per hop, seed {args.seed}), the first 10 as"
-        f" warm-up; 10 beams; model `{args.model}` on disk {size:.0f} MB.\n"
+        f" warm-up; 10 beams; model `{args.model or args.kg}` on disk {size:.0f} MB.\n"
     )
     print("| step | p50 ms | p95 ms | ratio of p50 to `retrieve, template` |\n|---|---:|---:|---:|")
     base = percentile(times["retrieve, template"], 50)

@@ -1,12 +1,13 @@
 """GSR's chain generator on WebQSP: trained on the train split only, chain Hit@1 / Hit@10 on test.
 
-    python bench/gsr_webqsp.py [--epochs 30]
+    python bench/gsr_webqsp.py [--examples 150000]
 
 No Freebase is needed: the generator is measured on its own, against the gold inferential chains of
 ``webqsp_test_beamqa.txt``. One token per whole Freebase relation (WebQSP has a few hundred; GSR splits names
 by their dots where a KG has thousands). The baseline, measured in the same run, ranks every chain seen in
 training by the cosine similarity of its relations' words to the question (MiniLM, the project's encoder).
-The model is written to a temporary folder, never installed.
+The model is written to a temporary folder, never installed. ``--examples``: how many examples training reads
+in all (``GsrConfig.examples``; the epochs follow from the number of distinct examples).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def read_test(path: Path) -> list[tuple[str, Chain]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--examples", type=int, default=gsr.GsrConfig().examples)
     parser.add_argument("--beams", type=int, default=10)
     args = parser.parse_args(argv)
     base = shared_data_dir() / "webqsp"
@@ -63,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     test_rows = read_test(base / "webqsp_test_beamqa.txt")
     relations = sorted({r for _q, chains in train_rows for c in chains for r, _d in c})
     examples = [Example(q, c, "retrieval") for q, chains in train_rows for c in chains]
-    examples += index_examples({r: words(r) for r in relations})
-    cfg = gsr.GsrConfig(epochs=args.epochs)
+    examples += index_examples(relations)
+    cfg = gsr.GsrConfig(examples=args.examples)
     began = time.monotonic()
     model, vocab, report = gsr.train(
         examples, [], relations, cfg, progress=lambda m: print(m, file=sys.stderr)
@@ -95,10 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         b10 += gold in ranked
     covered = sum(all(r in set(relations) for r, _d in gold) for _q, gold in test_rows)
     n = len(test_rows)
-    print(f"`python bench/gsr_webqsp.py --epochs {args.epochs} --beams {args.beams}`\n")
+    print(f"`python bench/gsr_webqsp.py --examples {args.examples} --beams {args.beams}`\n")
     print(
         f"{n} WebQSP test questions with a gold chain; trained on {len(train_rows)} train questions"
-        f" ({len(examples)} examples, {len(relations)} relation tokens) in {report.seconds:.0f} s;"
+        f" ({len(examples)} examples, {len(relations)} relation tokens, {report.epochs} epochs) in"
+        f" {report.seconds:.0f} s;"
         f" {covered} ({100 * covered / n:.1f}%) gold test chains use only relations seen in training.\n"
     )
     print("| ranker | chain Hit@1 | chain Hit@10 |\n|---|---:|---:|")

@@ -4,6 +4,7 @@ per stage, with Hits@1, and the private server's memory at that size.
     python bench/load_bulk_synthetic.py --entities 1000000 --triples 10000000 --kg synthetic-1m \\
         --home /tmp/kgqa-bench-scale --port 7704 --embeddings fast --models-from /root/.kgqa-test \\
         --keep-server
+    KGQA_HOME=/tmp/kgqa-bench-scale KGQA_BOLT_PORT=7704 kgqa train all --kg synthetic-1m   # its own models
     KGQA_HOME=/root/.kgqa-test KGQA_BOLT_PORT=7697 python bench/latency_at_scale.py --n 100 \\
         --home /tmp/kgqa-bench-scale --port 7704 --kg synthetic-1m [--methods sgrag,frag,...] [--keep-server]
 
@@ -14,9 +15,9 @@ server (``--home``, ``--port``), loaded beforehand by ``load_bulk_synthetic.py``
 come from the generator's own paths, regenerated from the same seed with more per chain when the dump's file
 has too few. Methods run one after the other and, for each method, MetaQA then the synthetic KG, so both
 sides share the machine's load. Both KGs are asked with the topic entity in brackets, as MetaQA's files have
-it; the linker on free text (no brackets) is timed apart. A method that refuses a KG (a model trained on
-another KG's relations) is reported with its one-line reason. Nothing is written inside the repository;
-``--out`` (under /tmp) keeps every answer's latencies as JSON.
+it; the linker on free text (no brackets) is timed apart. A method that refuses a KG (one without its own
+models, which ``kgqa train all --kg KG`` makes) is reported with its one-line reason. Nothing is written
+inside the repository; ``--out`` (under /tmp) keeps every answer's latencies as JSON.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Any
 
 from kgqa.core.config import shared_data_dir
 from kgqa.core.errors import KgqaError
-from kgqa.core.metaqa import read_questions
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.evaluation.metrics import percentile, score_answers
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import STAGES, QuestionAnswerer
@@ -50,7 +51,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic_kg  # noqa: E402  (the bench folder, on the path above)
 
-# SG-RAG's MetaQA templates name relation types the synthetic KG lacks: the server warns on every such query
+# a query that names a relation type the KG lacks makes the server warn on every call
 logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
 STDERR = Console(stderr=True)  # progress on stderr, so that stdout is the report alone
 METHODS = ("sgrag", "frag", "subgraphrag", "simgrag", "gsr", "cosine", "auto")

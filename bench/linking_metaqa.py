@@ -31,9 +31,9 @@ from functools import partial
 from pathlib import Path
 
 from kgqa.core.config import shared_data_dir
-from kgqa.core.metaqa import read_questions
 from kgqa.core.text import normalize_answer, without_brackets
 from kgqa.core.types import LinkedEntity
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.graph.connection import open_driver
 from kgqa.retrieve.linking import link_entities
 from neo4j import Driver

@@ -8,8 +8,9 @@ inside the repository. It is loaded with ``kgqa load freebase|dbpedia --bulk`` i
 (``--home``, default /tmp/kgqa-bench-bulk, port 7702) whose database neo4j-admin overwrites; the server is
 stopped at the end unless ``--keep-server`` (the scale latency bench then asks questions of it). Embeddings
 are skipped unless ``--embeddings`` (``full``, the default when given bare, or ``fast``). ``--models-from``
-copies another kgqa home's installed models (encoders, classifiers, GSR, SubgraphRAG) into the private home
-first, so that every method can be asked there without training again.
+copies another kgqa home's models into the private home first, so that its encoders are not built again; the
+models of that home's KGs come along but serve only those KGs: the synthetic KG's methods need their own
+(``kgqa train all --kg KG`` against the private home).
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def main() -> None:
     ap.add_argument("--home", type=Path, default=Path("/tmp/kgqa-bench-bulk"))
     ap.add_argument("--port", type=int, default=7702)
     ap.add_argument("--embeddings", nargs="?", const="full", choices=("full", "fast"))
-    ap.add_argument("--models-from", type=Path, help="a kgqa home whose models/ to copy into --home")
+    ap.add_argument(
+        "--models-from", type=Path, help="a kgqa home whose models/ (encoders) to copy into --home"
+    )
     ap.add_argument("--keep-server", action="store_true")
     args = ap.parse_args()
     directory = args.dir or Path(f"/tmp/kgqa-synthetic-{args.entities}-{args.triples}")

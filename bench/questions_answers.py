@@ -39,8 +39,7 @@ def score(answers: list[str], gold: list[str]) -> tuple[float, float]:
 
 # Ablations: a method's variant as "method:variant" in --methods (the method alone is as shipped).
 VARIANTS: dict[str, Any] = {
-    "frag:similarity": lambda d: FragRetriever(d, chain_model=False),
-    "frag:rerank-keeps-hops": lambda d: FragRetriever(d, config=FragConfig(rerank_keeps_hop_count=True)),
+    "frag:no-hop-preference": lambda d: FragRetriever(d, config=FragConfig(hop_count_ranges=())),
     "subgraphrag:top-k": lambda d: SubgraphRagRetriever(d, select_walks=False),
     "subgraphrag:walk": lambda d: SubgraphRagRetriever(d, rank_by="walk"),
 }
@@ -62,8 +61,9 @@ def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]
             try:
                 result = answerer.ask(row["question"])
                 answers, error = list(result.answers), ""
+                topics = [e.name for e in result.evidence.topic_entities]
             except Exception as exc:  # a failed question is a miss, and is counted
-                answers, error = [], f"{type(exc).__name__}: {exc}"
+                answers, error, topics = [], f"{type(exc).__name__}: {exc}", []
             hits1, hit = score(answers, row["answers"])
             out.append(
                 {
@@ -73,6 +73,7 @@ def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]
                     "hits1": hits1,
                     "hit": hit,
                     "answers": answers[:5],
+                    "topics": topics,
                     "error": error,
                     "ms": (time.perf_counter() - started) * 1000,
                 }

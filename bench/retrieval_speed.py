@@ -4,7 +4,8 @@ For each question (MetaQA, one hop subset, a seeded sample) every variant is cal
 rotates from question to question, so machine noise falls on all variants alike:
 
     subgraphrag  whole, store   the trained model on every 1,556-wide feature row, embeddings read from the
-                                store (a copy of the model without parts.onnx, cacheEmbeddings: false)
+                                store (a copy of the model without parts.onnx, installed by name for the
+                                run, cacheEmbeddings: false)
                  parts, store   parts.onnx: the first layer once per entity, relation and question
                  parts, cache   ... with entity embeddings kept in memory per KG load (the default)
     cosine       cypher         the earlier Cypher: a vector.similarity.cosine per triple end and relation
@@ -15,7 +16,10 @@ All variants of a method score the same candidates; the script checks that they 
 triples (scores within 1e-4) and prints p50/p95 per variant and the p50 ratio to the first one.
 
     KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/retrieval_speed.py [--hops 3] [--questions 40]
-        [--split dev] [--model default]
+        [--split dev] [--model NAME]
+
+The model is MetaQA's own scorer (``kgqa train all --kg metaqa``), or ``--model NAME``, one installed by name
+(``kgqa train subgraphrag --kg metaqa --name NAME``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from pathlib import Path
 
 from kgqa.core.text import without_brackets
 from kgqa.graph.connection import open_driver
-from kgqa.models.registry import subgraphrag_models_dir
+from kgqa.models.registry import named_model_dir, subgraphrag_model_dir
 from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, embed_question
 from kgqa.training.scorer_onnx import PARTS_FILE
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
@@ -73,21 +77,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hops", type=int, default=3, choices=[1, 2, 3])
     parser.add_argument("--questions", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--model", default="default")
+    parser.add_argument("--model", default=None, help="a scorer installed by name (default: the KG's own)")
     parser.add_argument("--k", type=int, default=100)
     args = parser.parse_args(argv)
 
-    source = subgraphrag_models_dir() / args.model
+    kg, radius = "metaqa", max(2, args.hops)
+    source = subgraphrag_model_dir(kg, args.model)
     if not (source / PARTS_FILE).is_file():
         parser.error(
-            f"model {args.model!r} has no {PARTS_FILE}; python -m kgqa.training.scorer_onnx {args.model}"
+            f"{source} has no {PARTS_FILE}: train the model again (kgqa train subgraphrag --kg {kg})"
         )
-    whole = subgraphrag_models_dir() / f"{args.model}-bench-whole"
+    whole = named_model_dir("subgraphrag", f"{args.model or kg}-bench-whole")
     shutil.rmtree(whole, ignore_errors=True)
     shutil.copytree(source, whole)
     (whole / PARTS_FILE).unlink()
     driver = open_driver()
-    kg, radius = "metaqa", max(2, args.hops)
     try:
         sample = questions(args.split, args.hops, args.questions, args.seed)
 
@@ -113,13 +117,14 @@ def main(argv: list[str] | None = None) -> int:
             vector = [float(x) for x in embed_question(question)]
 
             def retrieve(
-                model: str,
+                model: str | None,
                 cache: bool,
                 question: str = question,
                 ids: list[str] = ids,
                 vector: list[float] = vector,
             ) -> Callable[[], Rows]:
-                config = {"k": args.k, "kg": kg, "model": model, "topicEntities": ids, "hops": radius}
+                config = {"k": args.k, "kg": kg, "topicEntities": ids, "hops": radius}
+                config |= {"model": model} if model else {}  # none: the KG's own scorer
                 config |= {"questionEmbedding": vector, "cacheEmbeddings": cache}
                 return run(RETRIEVE_QUERY, question=without_brackets(question), config=config)
 
@@ -154,9 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         driver.close()
         shutil.rmtree(whole, ignore_errors=True)
 
+    model = f"model {args.model!r}" if args.model else f"{kg}'s own model"
     print(
         f"MetaQA {args.split} {args.hops}-hop, {len(sample)} questions (seed {args.seed}), candidates within "
-        f"{radius} hops, top {args.k}; model {args.model!r}"
+        f"{radius} hops, top {args.k}; {model}"
     )
     print(f"{'variant':28} {'p50 ms':>8} {'p95 ms':>8} {'x p50':>7}  same top-k")
     baseline: dict[str, float] = {}

@@ -10,10 +10,10 @@ included).
 Directed and undirected matching are compared on the same questions (Hits@1 through the question-answering
 layer).
 
-``synthetic``: a random KG of ``--entities`` entities and ``--triples`` facts over 40 relations (written by
-``load_bulk_synthetic.py`` outside the repository, bulk-loaded into a private server, relation texts embedded;
-entity names are not, as the patterns pin their known nodes), and random 1-, 2- and 3-hop chains of it as
-patterns. The scale issue reuses this mode.
+``synthetic``: a random KG of ``--entities`` entities and ``--triples`` facts over 40 relations
+(DBpedia-shaped N-Triples written by :func:`generate` outside the repository, bulk-loaded into a private
+server, relation texts embedded; entity names are not, as the patterns pin their known nodes), and random
+1-, 2- and 3-hop chains of it as patterns. The scale issue reuses this mode.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.core.config import shared_data_dir
-from kgqa.core.metaqa import read_questions
 from kgqa.core.text import normalize_answer
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.graph.connection import open_driver
 from kgqa.graph.cypher import render
 from kgqa.qa.answering import QuestionAnswerer
@@ -44,6 +44,26 @@ MATCH = render("simgrag/match")
 RELATION_TEXTS = "MATCH (r:Relation {kg: $kg}) RETURN r.name AS name, coalesce(r.text, r.name) AS text"
 Patterns = dict[str, list[tuple[list[list[str]], dict[str, list[str]]]]]
 PATTERN = "CALL kgqa.simgrag.pattern($question, {kg: $kg}) YIELD edges, entities RETURN edges, entities"
+DBR = "http://dbpedia.org/resource/"
+DBO = "http://dbpedia.org/ontology/"
+LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+
+
+def generate(path: Path, triples: int, entities: int, seed: int = 7) -> None:
+    """``triples`` distinct random facts between ``entities`` entities over 40 relations, one label each."""
+    rng = random.Random(seed)
+    relations = [f"{DBO}syntheticRelation{i}" for i in range(40)]
+    seen: set[tuple[int, int, int]] = set()
+    with open(path, "w", encoding="utf-8") as out:
+        for e in range(entities):
+            out.write(f'<{DBR}Entity_{e}> <{LABEL}> "Synthetic entity {e}"@en .\n')
+        while len(seen) < triples:
+            fact = (rng.randrange(entities), rng.randrange(len(relations)), rng.randrange(entities))
+            if fact in seen:
+                continue
+            seen.add(fact)
+            h, r, t = fact
+            out.write(f"<{DBR}Entity_{h}> <{relations[r]}> <{DBR}Entity_{t}> .\n")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -134,7 +154,7 @@ def synthetic(args: argparse.Namespace) -> None:
     kg = f"synthetic-{args.entities}-{args.triples}"
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from kgqa.loaders.embeddings import default_embedder, embed_relations  # noqa: PLC0415
-    from load_bulk_synthetic import generate, kgqa  # noqa: PLC0415
+    from load_bulk_synthetic import kgqa  # noqa: PLC0415
 
     if not args.file.exists():
         began = time.monotonic()
@@ -180,10 +200,7 @@ def synthetic(args: argparse.Namespace) -> None:
             rng = random.Random(args.seed)
             patterns: Patterns = {}
             for hops in (1, 2, 3):
-                ids = [
-                    f"http://dbpedia.org/resource/Entity_{rng.randrange(args.entities)}"
-                    for _ in range(args.n * 20)
-                ]
+                ids = [f"{DBR}Entity_{rng.randrange(args.entities)}" for _ in range(args.n * 20)]
                 chains = driver.execute_query(
                     render("bench/simgrag_chains", hops=hops),
                     {"kg": kg, "ids": ids, "limit": args.n * 200},

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from kgqa.core.config import shared_data_dir
 from kgqa.core.errors import KgqaError
-from kgqa.core.metaqa import read_questions
 from kgqa.core.text import normalize_answer
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.qa.simgrag_llm import LlmSimGragRetriever

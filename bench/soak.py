@@ -17,7 +17,7 @@ import random
 import sys
 import time
 
-from kgqa.core.metaqa import read_questions
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.evaluation.soak import SoakReport, run_soak
 from kgqa.graph.server import ManagedServer
 

@@ -1,10 +1,10 @@
-"""Shared pieces of the SubgraphRAG benchmarks (bench/subgraphrag_metaqa.py, bench/subgraphrag_webqsp.py).
+"""The pieces of the SubgraphRAG benchmark (bench/subgraphrag_webqsp.py) that measure one question.
 
 Each question is run through the real in-database paths:
 
 * the gold triples are every triple on a shortest topic→answer path within the candidate radius (the
   weak-label definition the scorer was trained on), from the uncapped numpy reference of the candidates;
-* ``kgqa.subgraphrag.retrieve`` (a trained model, ONNX inside Neo4j) and the cosine baseline
+* ``kgqa.subgraphrag.retrieve`` (a trained scorer, ONNX inside Neo4j) and the cosine baseline
   (``kgqa.subgraphrag.cosine`` over the same candidates) each return their top max(K) triples once;
   metrics at every K come from prefixes.
 
@@ -16,10 +16,8 @@ order, ``leaf`` = ``kgqa.retrieve.subgraphrag.answer_candidates`` (path ends; me
 from __future__ import annotations
 
 import statistics
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,7 +136,7 @@ def answer_ceiling(gold: Gold, topic_names: Sequence[str], k: int) -> float | No
 def run_model(
     driver: Driver,
     kg: str,
-    model: str,
+    model: str | None,
     question: str,
     topic_ids: Sequence[str],
     vector: np.ndarray,
@@ -147,16 +145,18 @@ def run_model(
     max_candidates: int,
     walk_hops: int | None = None,
 ) -> tuple[list[tuple[str, str, str, float]], float]:
-    """The procedure's rows in rank order; ``walk_hops``: whole walks of that many hops first."""
+    """The procedure's rows in rank order. ``model``: a scorer installed by name (None: the KG's own);
+    ``walk_hops``: whole walks of that many hops first."""
     config: dict[str, Any] = {
         "k": k,
         "kg": kg,
-        "model": model,
         "topicEntities": list(topic_ids),
         "questionEmbedding": [float(x) for x in vector],
         "hops": hops,
         "maxCandidates": max_candidates,
     }
+    if model:
+        config["model"] = model
     if walk_hops is not None:
         config.update({"select": "paths", "pathHops": walk_hops})
     began = time.perf_counter()
@@ -284,29 +284,3 @@ def markdown_table(summary: dict[str, dict[str, Any]], ks: Sequence[int], answer
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def throughput(call: Callable[[int], Any], n: int, clients: int) -> dict[str, float]:
-    """Questions per second with ``clients`` concurrent callers over calls 0..n-1, and per-call latency."""
-    latencies: list[float] = []
-    lock = threading.Lock()
-
-    def one(i: int) -> None:
-        began = time.perf_counter()
-        call(i)
-        ms = (time.perf_counter() - began) * 1000
-        with lock:
-            latencies.append(ms)
-
-    began = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=clients) as pool:
-        list(pool.map(one, range(n)))
-    seconds = time.perf_counter() - began
-    return {
-        "clients": clients,
-        "questions": n,
-        "seconds": round(seconds, 2),
-        "questions_per_second": round(n / seconds, 2),
-        "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
-        "latency_p95_ms": round(float(np.percentile(latencies, 95)), 1),
-    }

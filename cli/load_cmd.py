@@ -124,7 +124,8 @@ def load(
 @click.option("--json", "as_json", is_flag=True, help="Print the KGs as a JSON list.")
 @click.option("--drop", "drop", default=None, metavar="NAME", help="Delete the KG NAME and everything in it.")
 def kgs(as_json: bool, drop: str | None) -> None:
-    """The loaded KGs: counts, embedding model, when loaded, status."""
+    """The loaded KGs: counts, embedding model, when loaded, status, and the models `kgqa train all` made
+    for each (a `*` after them: the KG was reloaded since they were trained)."""
     _quiet_notifications()
     from kgqa.core.errors import KgqaError
     from kgqa.graph.connection import open_driver
@@ -151,7 +152,11 @@ def kgs(as_json: bool, drop: str | None) -> None:
         "embedding_model",
         "loaded_at",
         "status",
+        "models",
     ]
+    for row in rows:
+        if row.get("models") and row.get("models_current") is False:
+            row["models"] = f"{row['models']} *"
     print_table(columns, [{c: "" if row.get(c) is None else row[c] for c in columns} for row in rows])
 
 

@@ -1,273 +1,184 @@
-"""`kgqa train classifiers|subgraphrag|gsr`: train a model on MetaQA dev (never test), install it by name."""
+"""`kgqa train all|classifiers|gsr|subgraphrag --kg NAME`: learn a KG's models from the KG (and its labelled
+questions, never a test split) and install them with it."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
-METAQA_DATA = click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(exists=True, file_okay=False),
-    default=None,
-    help="MetaQA folder (default ../shared/data/metaqa).",
+KG = click.option("--kg", required=True, metavar="NAME", help="The loaded KG whose models to train.")
+QUESTIONS = click.option(
+    "--questions",
+    "questions",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Labelled questions (repeatable): a file or a folder of them, e.g. ../shared/data/metaqa (its "
+    "dev split) or ../shared/data/webqsp/webqsp_train_beamqa.csv. Test splits are never read. Without it, "
+    "the KG's models learn from questions synthesised from its own relation paths.",
 )
-
-
 IF_MISSING = click.option(
-    "--if-missing",
-    is_flag=True,
-    help="Do nothing when a model of this name is installed already (setup scripts).",
+    "--if-missing", is_flag=True, help="Keep the parts that are installed already (setup scripts)."
 )
+AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the KG's profile as JSON.")
 
 
 @click.group()
 def train() -> None:
-    """Train the small models the retrievers use, on MetaQA dev (never test)."""
+    """Learn what a KG's methods and `--method auto` read, from the KG itself (never from a test split)."""
+
+
+def _run(
+    kg: str, parts: tuple[str, ...], questions: tuple[Path, ...], if_missing: bool, **options: object
+) -> object:
+    from kgqa.graph.connection import open_driver
+    from kgqa.learn.train_all import TrainAllOptions, train_all
+
+    settings = TrainAllOptions(questions=questions, if_missing=if_missing, parts=parts, **options)
+    with open_driver() as driver:
+        try:
+            profile = train_all(driver, kg, settings, log=lambda msg: click.echo(f"kgqa: {msg}", err=True))
+        except ModuleNotFoundError as exc:
+            raise click.ClickException(
+                f"training needs {exc.name}; install the extra: "
+                "pip install 'kgqa[train]' (or scripts/setup train)"
+            ) from None
+    return profile
+
+
+def _summary(profile: object, as_json: bool) -> None:
+    from kgqa.models.kg_models import KgProfile
+
+    assert isinstance(profile, KgProfile)
+    if as_json:
+        click.echo(json.dumps(profile.to_json(), indent=2, sort_keys=True))
+        return
+    for name, report in profile.parts.items():
+        metrics = ", ".join(f"{k} {v}" for k, v in report.metrics.items())
+        click.echo(f"{name:12} {report.seconds:8.1f}s  {report.examples:7d} examples  {metrics}")
+    if profile.methods:
+        for method, pools in sorted(profile.methods.items()):
+            figures = ", ".join(f"{pool} {value:.3f}" for pool, value in pools.items())
+            click.echo(f"held-out Hits@1 {method:12} {figures}")
+
+
+@train.command("all")
+@KG
+@QUESTIONS
+@IF_MISSING
+@click.option(
+    "--gsr-examples",
+    default=150_000,
+    show_default=True,
+    type=click.IntRange(1000, 100_000_000),
+    help="Examples GSR's training reads in all (its epochs follow from how many distinct ones there are).",
+)
+@click.option(
+    "--subgraphrag-per-hop",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(10, 1_000_000),
+    help="SubgraphRAG's training questions per hop count.",
+)
+@click.option("--subgraphrag-epochs", default=6, show_default=True, type=click.IntRange(1, 200))
+@click.option(
+    "--route-questions",
+    default=150,
+    show_default=True,
+    type=click.IntRange(10, 100_000),
+    help="Held-out questions per pool that every method answers to learn auto's route.",
+)
+@AS_JSON
+def train_all_command(
+    kg: str,
+    questions: tuple[Path, ...],
+    if_missing: bool,
+    gsr_examples: int,
+    subgraphrag_per_hop: int,
+    subgraphrag_epochs: int,
+    route_questions: int,
+    as_json: bool,
+) -> None:
+    """Everything KG NAME's methods and auto read: the chain and hop classifiers (sgrag's templates),
+    SimGRAG's relation phrases, GSR's chain generator, SubgraphRAG's scorer and auto's route, each with a
+    progress bar; `kgqa kgs` then lists them and `kgqa ask --kg NAME` uses them."""
+    from kgqa.learn.train_all import PARTS
+
+    profile = _run(
+        kg,
+        PARTS,
+        questions,
+        if_missing,
+        gsr_examples=gsr_examples,
+        subgraphrag_per_hop=subgraphrag_per_hop,
+        subgraphrag_epochs=subgraphrag_epochs,
+        route_questions=route_questions,
+    )
+    _summary(profile, as_json)
 
 
 @train.command("classifiers")
-@METAQA_DATA
-@click.option(
-    "--seed", default=13, show_default=True, type=int, help="Seed of the fills and the held-out split."
-)
-@click.option(
-    "--paraphrases",
-    default=0,
-    show_default=True,
-    type=click.IntRange(0, 20),
-    help="Also train on N rewrites of each dev pattern in other everyday words, with typos (measured: no "
-    "gain on our free-form tune questions, bench/classifier_paraphrases.py).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the installed models' metadata.json.")
-def classifiers(data_dir: str | None, seed: int, paraphrases: int, as_json: bool) -> None:
-    """The question-type (SG-RAG) and hop (FRAG, SubgraphRAG's radius) classifiers: scikit-learn, seconds."""
-    from kgqa.training.question_classifiers import train_question_classifiers
-
-    trained = train_question_classifiers(data_dir, seed=seed, paraphrases_per_pattern=paraphrases)
-    if as_json:
-        click.echo(json.dumps(trained.metadata, indent=2, sort_keys=True))
-        return
-    held = trained.metadata["holdout"]["vanilla"]
-    click.echo(
-        f"question classifiers installed ({trained.metadata['patterns']} patterns, "
-        f"{trained.metadata['train_seconds']:.0f} s); on held-out dev patterns: question type "
-        f"{held['qtype_accuracy_masked']:.3f}, hop count {held['hops_accuracy_masked']:.3f}"
-    )
+@KG
+@QUESTIONS
+@AS_JSON
+def classifiers(kg: str, questions: tuple[Path, ...], as_json: bool) -> None:
+    """The chain classifier (sgrag's templates) and the hop classifier (FRAG, SubgraphRAG): seconds."""
+    _summary(_run(kg, ("classifiers",), questions, False), as_json)
 
 
-@train.command("subgraphrag")
-@click.option("--kg", default="metaqa", show_default=True, help="KG whose stored embeddings the model reads.")
-@click.option(
-    "--name",
-    default="default",
-    show_default=True,
-    help="Model name: installed at <KGQA_HOME>/models/subgraphrag/<name>/.",
-)
-@IF_MISSING
-@click.option("--hops", default=2, show_default=True, type=int, help="Candidate radius at inference.")
-@click.option(
-    "--include-seed/--no-include-seed",
-    default=True,
-    show_default=True,
-    help="Put the DDE seed one-hot s0 in the entity code (the paper does; its shipped config not).",
-)
-@click.option(
-    "--dde-rounds",
-    default="3,3",
-    show_default=True,
-    help="DDE rounds forward,reverse (SubgraphRAG's num_rounds, num_reverse_rounds; 3,3 sees distance 3).",
-)
-@click.option(
-    "--path-steps",
-    default=2,
-    show_default=True,
-    type=click.IntRange(0, 4),
-    help="Steps of the path code in each entity code: by which relations it is reached (0: DDE only).",
-)
-@click.option("--epochs", default=12, show_default=True, type=int, help="Maximum epochs (early stopping).")
-@click.option(
-    "--limit",
-    default=3000,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="Training questions per hop (0: all of dev's train part, about three times as long).",
-)
-@click.option("--hidden", default=256, show_default=True, type=int, help="Hidden layer width.")
-@click.option(
-    "--question-relation/--no-question-relation",
-    default=True,
-    show_default=True,
-    help="Give the scorer z_question ⊙ z_relation as a feature (how well a relation fits the question).",
-)
-@click.option("--negatives", default=256, show_default=True, type=int, help="Sampled negatives per question.")
-@click.option(
-    "--labels",
-    type=click.Choice(["chain", "shortest"]),
-    default="chain",
-    show_default=True,
-    help="Weak labels: the walks of the relation chains that best explain each question's answers (chain), "
-    "or every shortest topic-answer path (shortest, the paper's).",
-)
-@click.option(
-    "--question-mask",
-    default="it",
-    show_default=True,
-    help="The word the question embedding reads in place of the topic entity; '' embeds the whole question.",
-)
-@click.option("--seed", default=13, show_default=True, type=int, help="Seed of the split, sampling and init.")
-@click.option(
-    "--max-candidates", default=20000, show_default=True, type=int, help="Candidate cap per question."
-)
-@click.option(
-    "--source",
-    type=click.Choice(["auto", "db", "local"]),
-    default="auto",
-    show_default=True,
-    help="Candidates + DDE: kgqa.subgraphrag.candidates for every question (db), the numpy "
-    "reference (local), or the reference once a sample shows the procedure agrees (auto).",
-)
-@METAQA_DATA
-@click.option("--threads", default=1, show_default=True, type=int, help="torch threads.")
-@click.option("--json", "as_json", is_flag=True, help="Print the installed model's meta.json.")
-def subgraphrag(
-    kg: str,
-    name: str,
-    hops: int,
-    include_seed: bool,
-    dde_rounds: str,
-    path_steps: int,
-    epochs: int,
-    limit: int | None,
-    hidden: int,
-    question_relation: bool,
-    negatives: int,
-    labels: str,
-    question_mask: str,
-    seed: int,
-    max_candidates: int,
-    source: str,
-    data_dir: str | None,
-    threads: int,
-    as_json: bool,
-    if_missing: bool,
-) -> None:
-    """Train SubgraphRAG's triple scorer on MetaQA dev (never test) and install it as an ONNX model."""
-    from pathlib import Path
-
-    from kgqa.core.errors import KgqaError
-    from kgqa.graph.connection import driver_session
-    from kgqa.models.registry import subgraphrag_model_dir, subgraphrag_model_installed
-
-    if if_missing and subgraphrag_model_installed(name):
-        click.echo(f"SubgraphRAG model {name!r} is installed at {subgraphrag_model_dir(name)}; kept")
-        return
-
-    try:
-        from kgqa.training.subgraphrag import TrainConfig, train_subgraphrag
-    except ModuleNotFoundError as exc:
-        raise KgqaError(f"training needs {exc.name}; install the extra: pip install 'kgqa[train]'") from None
-    if not name or "/" in name or name.startswith("."):
-        raise KgqaError(f"--name must be a plain directory name, got {name!r}")
-    forward, _, reverse = dde_rounds.partition(",")
-    if not (forward.strip().isdigit() and reverse.strip().isdigit()) or max(int(forward), int(reverse)) > 8:
-        raise KgqaError(f"--dde-rounds must be two numbers 0..8 as forward,reverse, got {dde_rounds!r}")
-    config = TrainConfig(
-        kg=kg,
-        name=name,
-        hops=hops,
-        include_seed=include_seed,
-        dde_forward=int(forward),
-        dde_reverse=int(reverse),
-        path_steps=path_steps,
-        epochs=epochs,
-        limit=limit or None,
-        hidden=hidden,
-        question_relation=question_relation,
-        negatives=negatives,
-        labels=labels,
-        question_mask=question_mask or None,
-        seed=seed,
-        max_candidates=max_candidates,
-        source=source,
-        data_dir=Path(data_dir) if data_dir else None,
-        threads=threads,
-    )
-    with driver_session() as driver:
-        result = train_subgraphrag(driver, config, log=lambda msg: click.echo(f"kgqa: {msg}", err=True))
-    if as_json:
-        click.echo(json.dumps(result.meta, indent=2, sort_keys=True))
-    else:
-        click.echo(
-            f"model {name!r} installed at {result.directory} "
-            f"(validation triple recall@100 {result.meta['best_dev_recall@100']:.3f})"
-        )
+@train.command("route")
+@KG
+@QUESTIONS
+@click.option("--route-questions", default=150, show_default=True, type=click.IntRange(10, 100_000))
+@AS_JSON
+def route(kg: str, questions: tuple[Path, ...], route_questions: int, as_json: bool) -> None:
+    """auto's route alone: every installed method answers the held-out questions again (minutes)."""
+    _summary(_run(kg, ("route",), questions, False, route_questions=route_questions), as_json)
 
 
 @train.command("gsr")
+@KG
+@QUESTIONS
+@click.option("--examples", default=150_000, show_default=True, type=click.IntRange(1000, 100_000_000))
+@AS_JSON
+def gsr(kg: str, questions: tuple[Path, ...], examples: int, as_json: bool) -> None:
+    """GSR's chain generator: a small transformer encoder-decoder (torch), exported to ONNX."""
+    _summary(_run(kg, ("gsr",), questions, False, gsr_examples=examples), as_json)
+
+
+@train.command("subgraphrag")
+@KG
+@QUESTIONS
+@click.option("--epochs", default=6, show_default=True, type=click.IntRange(1, 200))
+@click.option("--per-hop", default=1000, show_default=True, type=click.IntRange(10, 1_000_000))
 @click.option(
-    "--kg", default="metaqa", show_default=True, help="KG whose relations are the chain vocabulary."
-)
-@click.option("--name", default="default", show_default=True, help="Installed as <models>/gsr/NAME.")
-@METAQA_DATA
-@click.option(
-    "--synthesise/--no-synthesise",
-    default=True,
-    show_default=True,
-    help="Also train on questions synthesised from the relation chains the KG can walk.",
-)
-@click.option("--epochs", default=40, show_default=True, type=int)
-@click.option("--seed", default=13, show_default=True, type=int)
-@click.option(
-    "--refit/--no-refit",
-    default=True,
-    show_default=True,
-    help="After measuring on held-out wordings, train again on all of them (twice the time).",
+    "--name",
+    default=None,
+    help="Install it by this name (<models>/subgraphrag/NAME, used with kgqa.subgraphrag.* config.model) "
+    "instead of as the KG's own scorer.",
 )
 @IF_MISSING
-def gsr(
+@AS_JSON
+def subgraphrag(
     kg: str,
-    name: str,
-    data_dir: str | None,
-    synthesise: bool,
+    questions: tuple[Path, ...],
     epochs: int,
-    seed: int,
-    refit: bool,
+    per_hop: int,
+    name: str | None,
     if_missing: bool,
+    as_json: bool,
 ) -> None:
-    """GSR's chain generator: a small transformer encoder-decoder (torch), exported to ONNX.
-
-    Trained on MetaQA dev when the KG has MetaQA's relations, on questions synthesised from the KG's own
-    relation chains, and on one pseudo-question per relation."""
-    from kgqa.core.errors import KgqaError
-    from kgqa.graph.connection import open_driver
-    from kgqa.models.gsr import gsr_models_dir
-    from kgqa.models.registry import gsr_model_installed
-
-    if if_missing and gsr_model_installed(name):
-        click.echo(f"GSR model {name!r} is installed at {gsr_models_dir() / name}; kept")
-        return
-    try:
-        from kgqa.training.gsr import GsrConfig, train_gsr_for_kg
-    except ModuleNotFoundError as exc:
-        raise KgqaError(f"training needs {exc.name}; install the extra: pip install 'kgqa[train]'") from None
-
-    with open_driver() as driver:
-        try:
-            report = train_gsr_for_kg(
-                driver,
-                kg,
-                gsr_models_dir() / name,
-                data_dir,
-                GsrConfig(epochs=epochs, seed=seed, refit=refit),
-                click.echo,
-                synthesise=synthesise,
-            )
-        except ValueError as exc:
-            raise click.ClickException(str(exc)) from None
-    click.echo(
-        f"GSR model {name!r} installed ({report.examples} examples, {report.seconds:.0f} s); chain accuracy"
-        f" on held-out wordings {report.valid_chain_accuracy:.3f}"
-        + (f" (then refit on all {report.refit_examples} examples)" if report.refit_examples else "")
+    """SubgraphRAG's triple scorer (torch), exported to ONNX and run by the database."""
+    if name is not None and (not name or "/" in name or name.startswith(".")):
+        raise click.ClickException(f"--name must be a plain directory name, got {name!r}")
+    profile = _run(
+        kg,
+        ("subgraphrag",),
+        questions,
+        if_missing,
+        subgraphrag_epochs=epochs,
+        subgraphrag_per_hop=per_hop,
+        subgraphrag_name=name,
     )
+    _summary(profile, as_json)

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgqa.core import metaqa
 from kgqa.core.config import shared_data_dir
 from kgqa.core.errors import KgqaError
 from kgqa.core.text import BRACKET, normalize_answer
 from kgqa.core.types import Triplet
+from kgqa.evaluation import metaqa
 
 DATASETS = ("metaqa", "webqsp", "cwq")
 SPLITS = {"metaqa": metaqa.SPLITS, "webqsp": ("test",), "cwq": ("test",)}

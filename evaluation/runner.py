@@ -34,14 +34,14 @@ from kgqa.evaluation.report import machine_info, render_markdown, summarize, ver
 from kgqa.graph.cypher import render
 from kgqa.graph.kg import resolve_kg
 from kgqa.qa.answering import QuestionAnswerer, Result
-from kgqa.qa.methods import METHODS, canonical, ranking_path, retriever_class
+from kgqa.qa.methods import canonical, retriever_class
 
 T = TypeVar("T")
 R = TypeVar("R")
 REPORT_FORMAT = 1
 IDENTITY = ("dataset", "split", "method", "llm", "k", "kg")
 DEFAULT_KG = {"metaqa": "metaqa", "webqsp": "freebase", "cwq": "freebase"}
-DEFAULT_METHOD = {"metaqa": "sgrag", "webqsp": "subgraphrag", "cwq": "subgraphrag"}
+DEFAULT_METHOD = "auto"
 MAX_CONSECUTIVE_ERRORS = 50
 MAX_STORED_METADATA_ITEMS = 50
 
@@ -67,7 +67,7 @@ class EvalConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.method = canonical(self.method or DEFAULT_METHOD.get(self.dataset, "sgrag"))
+        self.method = canonical(self.method or DEFAULT_METHOD)
         self.kg = self.kg or DEFAULT_KG.get(self.dataset, self.dataset)
         self.llm = (self.llm or "none").strip() or "none"
         if self.k < 1:
@@ -490,55 +490,7 @@ def run_eval(
         if own_driver and driver is not None:
             driver.close()
     write_outputs(report, paths, chart=config.chart)
-    if config.split == "dev":
-        record_ranking(report)
     return report
-
-
-def record_ranking(report: Mapping[str, Any], path: Path | None = None) -> Path | None:
-    """Rank the methods by dev Hits@1 for ``kgqa ask --method auto`` (KGQA_HOME/method-ranking.json).
-
-    Only dev runs of the project's own methods count (never test: nothing is tuned on it); per method the run
-    over the most questions is kept. Returns the file written, or None when this run does not qualify.
-    """
-    cfg = report["config"]
-    method = str(cfg["method"])
-    if cfg["split"] != "dev" or method not in METHODS or report["metrics"].get("hits1") is None:
-        return None
-    path = path or ranking_path()
-    try:
-        current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, ValueError):
-        current = {}
-    scores: dict[str, Any] = dict(current.get("scores") or {})
-    entry = {
-        "hits1": report["metrics"]["hits1"],
-        "n": report["n_done"],
-        "dataset": cfg["dataset"],
-        "kg": cfg["kg"],
-        "llm": cfg["llm"],
-        "k": cfg["k"],
-        "created": report["created"],
-        "report": report["outputs"]["report"],
-    }
-    previous = scores.get(method)
-    if previous is None or int(previous.get("n", 0)) <= entry["n"]:
-        scores[method] = entry
-    ranking = sorted(scores, key=lambda m: (-float(scores[m]["hits1"]), m))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(
-            {
-                "ranking": ranking,
-                "scores": scores,
-                "note": "written by `kgqa eval ... --split dev`; read by --method auto",
-            },
-            indent=2,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    return path
 
 
 def write_outputs(report: dict[str, Any], paths: Mapping[str, Path], chart: bool = True) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgqa.graph.cypher import render
+from kgqa.models.kg_models import models_summary, remove_models
 from neo4j import Driver
 
 
@@ -14,6 +15,7 @@ def list_kgs(driver: Driver) -> list[dict[str, Any]]:
     for row in rows:
         if row["status"] != "complete":
             row.update(live_counts(driver, row["name"]))
+        row.update(models_summary(str(row["name"]), row.get("fingerprint")))
     return rows
 
 
@@ -37,4 +39,6 @@ def drop_kg(driver: Driver, kg: str) -> bool:
     with driver.session() as session:  # CALL { } IN TRANSACTIONS needs an auto-commit transaction
         session.run(render("load/drop_entities"), kg=kg).consume()
     driver.execute_query(render("load/drop_kg"), kg=kg)
+    if existed:
+        remove_models(kg)
     return existed

@@ -82,6 +82,11 @@ def source_dir() -> Path:
     return Path(get_model_path())
 
 
+def vocabulary() -> list[str]:
+    """The encoder's WordPiece vocabulary, in its order (whole words by how common they are in English)."""
+    return (source_dir() / "vocab.txt").read_text(encoding="utf-8").split()
+
+
 def encoder_meta(fingerprint: str) -> dict[str, object]:
     """What ``encoder.json`` says: how to tokenise and pool, and which source the model was built from."""
     return {

@@ -1,6 +1,6 @@
 """GSR at query time: beam search over the exported chain generator (onnxruntime, no torch).
 
-The model directory (``<models>/gsr/<name>/``, written by ``kgqa train gsr``) holds ``encoder.onnx``,
+The model directory (a KG's ``<models>/kgs/<kg>/gsr/``, written by ``kgqa train all``) holds ``encoder.onnx``,
 ``decoder.onnx`` and ``meta.json`` (the chain vocabulary). A chain is a list of (relation, "out" | "in")
 steps; its score is the sum of its tokens' log-probabilities, EOS included.
 """
@@ -13,17 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from kgqa.core.config import models_dir
 from kgqa.core.errors import ModelMissing
 from kgqa.core.text import mask_topic
 
 PAD, BOS, EOS = 0, 1, 2
 MASK = "[MASK]"  # stands for the topic entity; a special token of the encoder's vocabulary
-DEFAULT_MODEL = "default"
-
-
-def gsr_models_dir() -> Path:
-    return models_dir() / "gsr"
 
 
 @dataclass(frozen=True)
@@ -44,7 +38,7 @@ class ChainModel:
         from tokenizers import BertWordPieceTokenizer
 
         if not (directory / "decoder.onnx").is_file():
-            raise ModelMissing("GSR model", f"kgqa train gsr --name {directory.name}", str(directory))
+            raise ModelMissing("GSR model", "kgqa train all --kg KG", str(directory))
         self.name = directory.name
         self.meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
         self.tokens: list[str] = list(self.meta["chain_tokens"])

@@ -1,9 +1,11 @@
-"""Query-text classifiers at query time: question -> MetaQA question type (SG-RAG), hop count and range
-(FRAG, SubgraphRAG's radius).
+"""Query-text classifiers at query time: question -> the relation chain it walks (SG-RAG's template) and its
+hop count and range (FRAG, SubgraphRAG's radius).
 
 Light scikit-learn models (TF-IDF over word 1-3-grams and character 2-5-grams, then a linear SVM) that
-``kgqa train classifiers`` fits on MetaQA dev and the KB (:mod:`kgqa.training.question_classifiers`) and
-saves under ``$KGQA_HOME/models/question_classifiers/``. This module only loads and applies them.
+``kgqa train all`` fits per KG on that KG's questions, labelled or synthesised from its relation paths
+(:mod:`kgqa.training.question_classifiers`), and saves under ``<KGQA_HOME>/models/kgs/<kg>/classifiers/``.
+A class is a chain key (``directed_by>|directed_by<``, :mod:`kgqa.core.chains`): the classes are the chains
+the KG's questions use, which is what sgrag's templates are. This module only loads and applies them.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from typing import Any, Literal
 import joblib
 import numpy as np
 import sklearn
-from kgqa.core.metaqa import qtype_hops
+from kgqa.core.chains import Chain, parse_chain_key
 from kgqa.core.text import BRACKET
 from sklearn.pipeline import FeatureUnion
 from sklearn.svm import LinearSVC
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MODEL_FILE = "classifiers.joblib"
 METADATA_FILE = "metadata.json"  # written last by training: its presence means the models are complete
 PLACEHOLDER = "_ent_"
@@ -54,47 +56,54 @@ def hop_range(hops: int) -> HopRange:
 
 
 @dataclass(frozen=True)
-class QtypePrediction:
-    qtype: str
-    hops: int
-    score: float  # linear-SVM margin of the chosen type
-    ranked: list[tuple[str, float]]  # the best few types with their margins, best first
+class ChainPrediction:
+    chain: str  # the chain key of the best class
+    steps: Chain
+    score: float  # linear-SVM margin of the chosen chain
+    ranked: list[tuple[str, float]]  # the best few chains with their margins, best first
+
+    @property
+    def hops(self) -> int:
+        return len(self.steps)
 
 
 @dataclass(frozen=True)
 class HopPrediction:
-    hops: int  # MetaQA-style exact hop count (1, 2 or 3)
+    hops: int
     hop_range: HopRange  # FRAG: "simple" (<= 2 hops) or "complex"
     score: float
 
 
 @dataclass
 class QuestionClassifiers:
-    """The fitted question-type and hop models (one shared TF-IDF featurizer), with their saved metadata."""
+    """The fitted chain and hop models (one shared TF-IDF featurizer), with their saved metadata."""
 
     features: FeatureUnion
-    qtype_svm: LinearSVC
-    hop_svm: LinearSVC
+    chain_svm: LinearSVC
+    hop_svm: LinearSVC | OneClass
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def qtypes(self) -> list[str]:
-        return [str(c) for c in self.qtype_svm.classes_]
+    def chains(self) -> list[str]:
+        """The chain keys the classifier knows: sgrag's templates for this KG."""
+        return [str(c) for c in self.chain_svm.classes_]
 
-    def predict_qtype(self, question: str, entity_texts: Iterable[str] = (), top: int = 5) -> QtypePrediction:
-        return self.predict_qtypes([question], [list(entity_texts)], top=top)[0]
+    def predict_chain(self, question: str, entity_texts: Iterable[str] = (), top: int = 5) -> ChainPrediction:
+        return self.predict_chains([question], [list(entity_texts)], top=top)[0]
 
-    def predict_qtypes(
+    def predict_chains(
         self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None, top: int = 5
-    ) -> list[QtypePrediction]:
+    ) -> list[ChainPrediction]:
         texts = _masked(questions, entity_texts)
-        margins = np.asarray(self.qtype_svm.decision_function(self.features.transform(texts)))
-        classes = self.qtypes
+        margins = np.asarray(self.chain_svm.decision_function(self.features.transform(texts)))
+        classes = self.chains
         out = []
         for row in margins.reshape(len(texts), -1):
+            if len(classes) == 2 and row.shape[0] == 1:  # a binary SVM gives one margin, for classes[1]
+                row = np.array([-row[0], row[0]])
             order = np.argsort(-row)[:top]
             ranked = [(classes[i], float(row[i])) for i in order]
-            out.append(QtypePrediction(ranked[0][0], qtype_hops(ranked[0][0]), ranked[0][1], ranked))
+            out.append(ChainPrediction(ranked[0][0], parse_chain_key(ranked[0][0]), ranked[0][1], ranked))
         return out
 
     def predict_hops(self, question: str, entity_texts: Iterable[str] = ()) -> HopPrediction:
@@ -104,14 +113,31 @@ class QuestionClassifiers:
         self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None
     ) -> list[HopPrediction]:
         texts = _masked(questions, entity_texts)
+        classes = [int(c) for c in self.hop_svm.classes_]
+        if len(classes) == 1:
+            return [HopPrediction(classes[0], hop_range(classes[0]), 1.0) for _ in texts]
         margins = np.asarray(self.hop_svm.decision_function(self.features.transform(texts)))
         margins = margins.reshape(len(texts), -1)
-        classes = [int(c) for c in self.hop_svm.classes_]
         out = []
         for row in margins:
-            best = int(np.argmax(row))
-            out.append(HopPrediction(classes[best], hop_range(classes[best]), float(row[best])))
+            if len(classes) == 2:
+                best = int(row[0] > 0)
+                score = abs(float(row[0]))
+            else:
+                best = int(np.argmax(row))
+                score = float(row[best])
+            out.append(HopPrediction(classes[best], hop_range(classes[best]), score))
         return out
+
+
+class OneClass:
+    """The hop model of a KG whose questions all have one length (a LinearSVC needs two classes)."""
+
+    def __init__(self, value: int) -> None:
+        self.classes_ = np.array([value])
+
+    def decision_function(self, matrix: Any) -> np.ndarray:
+        return np.ones((matrix.shape[0], 1))
 
 
 def _masked(questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None) -> list[str]:
@@ -130,6 +156,9 @@ def load_question_classifiers(directory: Path) -> QuestionClassifiers | None:
         ):
             return None
         parts = joblib.load(directory / MODEL_FILE)
-        return QuestionClassifiers(parts["features"], parts["qtype"], parts["hops"], metadata)
-    except (OSError, ValueError, EOFError, KeyError, TypeError):
+        return QuestionClassifiers(parts["features"], parts["chain"], parts["hops"], metadata)
+    except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, ImportError) as exc:
+        del exc
+        return None
+    except Exception:  # noqa: BLE001 - a corrupt pickle raises whatever its bytes make it raise
         return None

@@ -1,12 +1,9 @@
-"""Where every trained artefact lives and how query time gets it: loaded once per process, never trained.
+"""How query time gets a KG's trained artefacts: loaded once per process, never trained.
 
-A missing artefact is a :class:`~kgqa.core.errors.ModelMissing` error naming the `kgqa train ...` command
-that makes it. Layout under ``$KGQA_HOME/models`` (the managed server reads the same directory as the JVM
-property ``kgqa.models.dir``)::
-
-    question_classifiers/   SG-RAG's question type and the hop classifier (kgqa train classifiers)
-    subgraphrag/<name>/     SubgraphRAG scorers, read by the database (kgqa train subgraphrag --name NAME)
-    encoder/<name>/         the sentence encoder as ONNX, built from the packaged weights (no training)
+Every model belongs to one KG (:mod:`kgqa.models.kg_models`: ``<KGQA_HOME>/models/kgs/<kg>/``). A missing
+one is a :class:`~kgqa.core.errors.ModelMissing` error naming ``kgqa train all --kg KG``. SubgraphRAG and GSR
+models also exist by name (``<KGQA_HOME>/models/subgraphrag/<name>/``, ``kgqa train subgraphrag --name``),
+for experiments that compare two models on one KG; nothing picks a named model unless asked to.
 """
 
 from __future__ import annotations
@@ -17,40 +14,36 @@ from pathlib import Path
 
 from kgqa.core.config import external_server, models_dir
 from kgqa.core.errors import ModelMissing
-from kgqa.models.gsr import ChainModel, gsr_models_dir
+from kgqa.models import kg_models
+from kgqa.models.gsr import ChainModel
 from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
 
-TRAIN_CLASSIFIERS = "kgqa train classifiers"
-# What `kgqa train subgraphrag` (3+3 DDE rounds, the question-relation feature) took on MetaQA here:
-# meta.json training_seconds 1804 on 2 cores, 12 epochs, sharing the machine with another training job.
-SUBGRAPHRAG_TRAINING_TAKES = "about 30 minutes on 2 cores for MetaQA; --limit N --epochs E for a quick one"
-
 _LOCK = threading.Lock()
-_CLASSIFIERS: dict[Path, QuestionClassifiers] = {}
-_CHAIN_MODELS: dict[Path, ChainModel] = {}
+_CLASSIFIERS: dict[Path, tuple[float, QuestionClassifiers]] = {}
+_CHAIN_MODELS: dict[Path, tuple[float, ChainModel]] = {}
 
 
-def question_classifiers_dir() -> Path:
-    return models_dir() / "question_classifiers"
+def _stamp(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return -1.0
 
 
-def question_classifiers() -> QuestionClassifiers:
-    """The installed question classifiers (cached per process)."""
-    directory = question_classifiers_dir()
+def question_classifiers(kg: str) -> QuestionClassifiers:
+    """KG ``kg``'s question classifiers (cached per process; read again when they are retrained)."""
+    directory = kg_models.part_dir(kg, "classifiers")
+    stamp = _stamp(directory / METADATA_FILE)
     with _LOCK:
         cached = _CLASSIFIERS.get(directory)
-        if cached is None:
-            cached = load_question_classifiers(directory)
-            if cached is None:
-                # saved by another kgqa format or scikit-learn version: unreadable here, so train again
-                what = (
-                    "usable question classifier"
-                    if (directory / METADATA_FILE).is_file()
-                    else "question classifier"
-                )
-                raise ModelMissing(what, TRAIN_CLASSIFIERS, str(directory))
-            _CLASSIFIERS[directory] = cached
-        return cached
+        if cached is None or cached[0] != stamp:
+            loaded = load_question_classifiers(directory)
+            if loaded is None:
+                # absent, or saved by another kgqa format or scikit-learn version: train again
+                what = "usable question classifier" if stamp >= 0 else "question classifier"
+                raise ModelMissing(f"{what} for KG {kg!r}", kg_models.train_command(kg), str(directory))
+            cached = _CLASSIFIERS[directory] = (stamp, loaded)
+        return cached[1]
 
 
 def forget_loaded_models() -> None:
@@ -60,78 +53,66 @@ def forget_loaded_models() -> None:
         _CHAIN_MODELS.clear()
 
 
-def gsr_chain_model(name: str = "default") -> ChainModel:
-    """GSR's chain generator ``name`` in this process (onnxruntime, cached), for scoring given relation chains
-    (FRAG's path reranking); ModelMissing when it is not installed here."""
-    directory = gsr_models_dir() / name
+def gsr_chain_model(kg: str) -> ChainModel:
+    """KG ``kg``'s GSR chain generator in this process (onnxruntime, cached), for scoring given chains."""
+    directory = kg_models.part_dir(kg, "gsr")
+    stamp = _stamp(directory / "meta.json")
     with _LOCK:
         cached = _CHAIN_MODELS.get(directory)
-        if cached is None:
-            if not all((directory / f).is_file() for f in ("encoder.onnx", "decoder.onnx", "meta.json")):
-                raise ModelMissing(f"GSR model {name!r}", f"kgqa train gsr --name {name}", str(directory))
-            cached = _CHAIN_MODELS[directory] = ChainModel(directory)
-        return cached
+        if cached is None or cached[0] != stamp:
+            if not gsr_model_installed(kg):
+                raise ModelMissing(f"GSR model for KG {kg!r}", kg_models.train_command(kg), str(directory))
+            cached = _CHAIN_MODELS[directory] = (stamp, ChainModel(directory))
+        return cached[1]
 
 
-def subgraphrag_models_dir() -> Path:
-    return models_dir() / "subgraphrag"
+def named_model_dir(kind: str, name: str) -> Path:
+    """``<models>/<kind>/<name>``: a model installed by name (``kgqa train subgraphrag --name``)."""
+    return models_dir() / kind / name
 
 
-def subgraphrag_model_dir(name: str) -> Path:
-    return subgraphrag_models_dir() / name
+def subgraphrag_model_dir(kg: str, name: str | None = None) -> Path:
+    return named_model_dir("subgraphrag", name) if name else kg_models.part_dir(kg, "subgraphrag")
 
 
-def subgraphrag_model_installed(name: str) -> bool:
-    """Whether this machine's model registry holds SubgraphRAG model ``name``."""
-    return (subgraphrag_model_dir(name) / "meta.json").is_file()
+def subgraphrag_model_installed(kg: str, name: str | None = None) -> bool:
+    return (subgraphrag_model_dir(kg, name) / "meta.json").is_file()
 
 
-def subgraphrag_model_encoder(name: str) -> str | None:
-    """The encoder of the vectors SubgraphRAG model ``name`` was trained on (meta.json); None: unknown."""
+def subgraphrag_model_encoder(kg: str, name: str | None = None) -> str | None:
+    """The encoder of the vectors a SubgraphRAG model was trained on (meta.json); None: unknown."""
     try:
-        meta = json.loads((subgraphrag_model_dir(name) / "meta.json").read_text(encoding="utf-8"))
+        meta = json.loads((subgraphrag_model_dir(kg, name) / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     encoder = meta.get("encoder") if isinstance(meta, dict) else None
     return str(encoder) if encoder else None
 
 
-def subgraphrag_models_for(encoder: str) -> list[str]:
-    """The installed SubgraphRAG models trained on ``encoder``'s vectors, by name."""
-    directory = subgraphrag_models_dir()
-    names = sorted(p.name for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
-    return [n for n in names if subgraphrag_model_installed(n) and subgraphrag_model_encoder(n) == encoder]
+def gsr_model_dir(kg: str, name: str | None = None) -> Path:
+    return named_model_dir("gsr", name) if name else kg_models.part_dir(kg, "gsr")
 
 
-def gsr_model_installed(name: str) -> bool:
-    """Whether this machine's model registry holds GSR model ``name`` (all four of its files)."""
-    directory = gsr_models_dir() / name
+def gsr_model_installed(kg: str, name: str | None = None) -> bool:
+    """Whether KG ``kg``'s GSR model (or the one named ``name``) is installed, all four of its files."""
+    directory = gsr_model_dir(kg, name)
     return all((directory / f).is_file() for f in ("encoder.onnx", "decoder.onnx", "vocab.txt", "meta.json"))
 
 
-def require_subgraphrag_model(name: str) -> None:
-    """Fails early, naming the training command, when the managed server has no SubgraphRAG model ``name``.
-
-    With an external server (NEO4J_URI) the models live on that machine; the database then names the
-    command itself when the model is missing.
-    """
-    if external_server() is not None:
+def require_subgraphrag_model(kg: str, name: str | None = None) -> None:
+    """Fails early, naming the training command, when the managed server lacks the model. With an external
+    server (NEO4J_URI) the models live on that machine; the database then names the command itself."""
+    if external_server() is not None or subgraphrag_model_installed(kg, name):
         return
-    directory = subgraphrag_model_dir(name)
-    if not subgraphrag_model_installed(name):
-        raise ModelMissing(
-            f"SubgraphRAG model {name!r}",
-            f"kgqa train subgraphrag --name {name}",
-            str(directory),
-            SUBGRAPHRAG_TRAINING_TAKES,
-        )
+    command = f"kgqa train subgraphrag --kg {kg} --name {name}" if name else kg_models.train_command(kg)
+    what = f"SubgraphRAG model {name!r}" if name else f"SubgraphRAG model for KG {kg!r}"
+    raise ModelMissing(what, command, str(subgraphrag_model_dir(kg, name)))
 
 
-def require_gsr_model(name: str) -> None:
-    """Fails early, naming the training command, when the managed server has no GSR model ``name`` (as
-    :func:`require_subgraphrag_model`; with an external server the database names the command itself)."""
-    if external_server() is not None:
+def require_gsr_model(kg: str, name: str | None = None) -> None:
+    """As :func:`require_subgraphrag_model`, for GSR."""
+    if external_server() is not None or gsr_model_installed(kg, name):
         return
-    directory = gsr_models_dir() / name
-    if not gsr_model_installed(name):
-        raise ModelMissing(f"GSR model {name!r}", f"kgqa train gsr --name {name}", str(directory))
+    command = f"kgqa train gsr --kg {kg} --name {name}" if name else kg_models.train_command(kg)
+    what = f"GSR model {name!r}" if name else f"GSR model for KG {kg!r}"
+    raise ModelMissing(what, command, str(gsr_model_dir(kg, name)))

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
-from kgqa.core.config import kgqa_home
 from kgqa.core.errors import KgqaError
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
@@ -67,9 +64,6 @@ ALIASES = {
 # What a per-question route (`--method auto`, kgqa.qa.routing) may use: the baseline and the LLM variant are
 # never chosen for the user.
 AUTO_CANDIDATES = ("sgrag", "simgrag", "gsr", "frag", "subgraphrag")
-# --method auto before any `kgqa eval --split dev` has ranked the methods: best measured on MetaQA dev first.
-DEFAULT_PREFERENCE = ("sgrag", "subgraphrag", "frag")
-RANKING_FILE = "method-ranking.json"
 
 
 def canonical(method: str) -> str:
@@ -107,31 +101,13 @@ def make_retriever(driver: Driver, method: str) -> Retriever:
     return retriever_class(method)(driver)
 
 
-def ranking_path() -> Path:
-    """Where `kgqa eval --split dev` records the methods' dev Hits@1 for ``--method auto``."""
-    return kgqa_home() / RANKING_FILE
-
-
 def choose_method(method: str) -> str:
-    """``method`` checked against the registry; ``auto``: the best-ranked method on dev, else a preference."""
-    if canonical(method) != "auto":
-        retriever_class(method)  # unknown or unavailable: fail now, with the reason
-        return canonical(method)
-    candidates = list(DEFAULT_PREFERENCE)
-    try:
-        ranking = json.loads(ranking_path().read_text(encoding="utf-8"))["ranking"]
-        candidates = [str(m) for m in ranking] + candidates
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    for name in candidates:
-        if name not in METHODS:
-            continue
-        try:
-            retriever_class(name)
-        except KgqaError:
-            continue
-        return name
-    raise KgqaError("no retrieval method is available")
+    """``method`` checked against the registry (unknown or unavailable: a one-line error now). ``auto`` is
+    a route per question (:mod:`kgqa.qa.routing`), planned by the question-answering layer."""
+    if canonical(method) == "auto":
+        raise KgqaError("--method auto plans a route per question and needs the database")
+    retriever_class(method)
+    return canonical(method)
 
 
 def method_status() -> dict[str, str]:

@@ -1,24 +1,26 @@
 """``--method auto``: a method chosen per question, with the reasons, and the next one tried when it fails.
 
 No single method is best on every question (BENCHMARKS.md, free-form and two-entity tables): SG-RAG's
-templates are near perfect on the MetaQA question types their classifier recognises, but answer a question
+templates are near perfect on the chains their classifier recognises, but answer a question
 of another shape from the nearest type; SimGRAG's pattern graph joins the walks of several named entities,
 which a chain (GSR) or a hop range (FRAG) from one entity cannot. So the route is planned from what is known
 before any retrieval, and walked until a method answers:
 
 1. **What the question names.** Two or more distinct linked spans (two people, a film and a year) go to the
    methods that intersect several walks first.
-2. **Whether templates cover it.** sgrag is planned only on a KG that has the relations of its question types,
-   and first only when the question-type classifier is sure (its score at least ``RoutePolicy.sure_qtype``).
+2. **Whether templates cover it.** sgrag is planned only on a KG that has its templates (the chain
+   classifier ``kgqa train all`` fits on the KG's questions), and first only when that classifier is sure
+   (its score at least ``RoutePolicy.sure_qtype``).
 3. **Availability.** A method whose model is missing is skipped, and the route says which command makes it.
 4. **Fit.** A method that returns no evidence, or evidence with no answer, or a best answer of the wrong kind
    (a film for "when …", a year for "who …"), passes the question on; when every method has, the answer is
    "no answer" with the reasons, not the nearest template's guess.
 
-``plan_route`` is a pure function of :class:`QuestionSignals`, so ``bench/auto_routing.py`` can replay a
-policy over answers it recorded once; :class:`Router` plans and walks the route for one KG. The policy's
-numbers are chosen there, on the tune parts of our own question sets, never on their held-out parts or on
-MetaQA test.
+``plan_route`` is a pure function of :class:`QuestionSignals`, so a policy can be replayed over answers
+recorded once: ``kgqa train all`` does that on the KG's held-out training questions and stores the best
+policy with the KG's models (:func:`learn_policy`); :class:`Router` plans and walks the route for one KG with
+that KG's policy, or :data:`DEFAULT_POLICY` for a KG that has none. Only the route passes a question from one
+method to another; no retriever calls another method.
 """
 
 from __future__ import annotations
@@ -30,9 +32,8 @@ from typing import Any
 
 from kgqa.answer.extractive import answer_extractive
 from kgqa.core.errors import KgqaError
-from kgqa.core.metaqa import ROLE_RELATION
 from kgqa.core.types import Evidence, LinkedEntity
-from kgqa.models import registry
+from kgqa.models import kg_models, registry
 from kgqa.models.question_classifiers import QuestionClassifiers
 from kgqa.qa.methods import AUTO_CANDIDATES, make_retriever, method_status
 from kgqa.retrieve.base import Retriever
@@ -41,12 +42,10 @@ from neo4j import Driver
 
 @dataclass(frozen=True)
 class RoutePolicy:
-    """The route's knobs (``bench/auto_routing.py`` measures them on the tune parts)."""
+    """The route's knobs: learned per KG by ``kgqa train all`` (:func:`learn_policy`), kept in its profile."""
 
-    # the question-type classifier's score (a linear-SVM margin) from which sgrag goes first: the best of the
-    # deciles on the tune parts of our free-form sets (A and C) and two-entity set with 300 MetaQA dev
-    # questions, after the linker and SimGRAG changes of issue 16 (bench/results/auto/routing.md; the orders
-    # below were best there too)
+    # the chain classifier's score (a linear-SVM margin) from which sgrag goes first (the default: what our
+    # free-form tune questions chose before routes were learned per KG)
     sure_qtype: float = 0.305
     # methods for a question naming several entities, best first
     several_entities: tuple[str, ...] = ("simgrag", "frag", "sgrag", "gsr", "subgraphrag")
@@ -57,6 +56,7 @@ class RoutePolicy:
 
 
 DEFAULT_POLICY = RoutePolicy()
+NEVER_SURE = 1e9  # a threshold no classifier score reaches: sgrag is never planned first
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class QuestionSignals:
 
     spans: int  # distinct question spans with a linked entity (two entities linked from one span count once)
     literals: int  # of those, spans whose entity is a literal value (a year, a number)
-    templates_fit: bool  # the KG has every relation sgrag's question types walk
+    templates_fit: bool  # the KG has sgrag's templates (its chain classifier)
     qtype: str = ""  # the question-type classifier's best type ("" when no classifier was asked)
     qtype_score: float | None = None
     asked: str = ""  # "literal" or "entity" when the question's opening says which (asked_kind)
@@ -128,9 +128,9 @@ def question_signals(
     if classifiers is None or not templates_fit or not topics:
         return QuestionSignals(len(spans), sum(spans.values()), templates_fit, asked=asked)
     texts = [t for e in topics for t in (e.span, e.name) if t]
-    prediction = classifiers.predict_qtype(question, texts)
+    prediction = classifiers.predict_chain(question, texts)
     return QuestionSignals(
-        len(spans), sum(spans.values()), templates_fit, prediction.qtype, prediction.score, asked
+        len(spans), sum(spans.values()), templates_fit, prediction.chain, prediction.score, asked
     )
 
 
@@ -145,14 +145,14 @@ def plan_route(
         signals.templates_fit and signals.qtype_score is not None and signals.qtype_score >= policy.sure_qtype
     ):
         order = policy.one_entity_sure
-        why = f"one entity; question type {signals.qtype} ({signals.qtype_score:.2f} ≥ {policy.sure_qtype})"
+        why = f"one entity; chain {signals.qtype} ({signals.qtype_score:.2f} ≥ {policy.sure_qtype})"
     else:
         order = policy.one_entity_unsure
         if not signals.templates_fit:
-            why = "one entity; this KG has no question-type templates"
+            why = "one entity; this KG has no sgrag templates"
         else:
             score = "none" if signals.qtype_score is None else f"{signals.qtype_score:.2f}"
-            why = f"one entity; question type unsure ({signals.qtype}: {score} < {policy.sure_qtype})"
+            why = f"one entity; chain unsure ({signals.qtype}: {score} < {policy.sure_qtype})"
     steps = []
     for rank, method in enumerate(order):
         if method == "sgrag" and not signals.templates_fit:
@@ -210,11 +210,6 @@ def _literal_name(name: str) -> bool:
     return is_literal(LinkedEntity(name, name, 1.0, "answer"))
 
 
-def templates_fit(relation_names: Sequence[str]) -> bool:
-    """Whether a KG with these relation types has every relation sgrag's question types walk."""
-    return set(ROLE_RELATION.values()) <= set(relation_names)
-
-
 def follow_route(
     route: Route,
     retrieve: Callable[[str], Evidence],
@@ -236,18 +231,19 @@ def follow_route(
 
 
 class Router:
-    """``--method auto`` for one KG: plans a route per question and builds each method's retriever on first
-    use (a method whose model is missing then fails once, with the command that makes it, and is skipped)."""
+    """``--method auto`` for one KG: plans a route per question with the KG's learned policy and builds each
+    method's retriever on first use (a method whose model is missing then fails once, with the command that
+    makes it, and is skipped)."""
 
-    def __init__(self, driver: Driver, kg: str, policy: RoutePolicy = DEFAULT_POLICY) -> None:
+    def __init__(self, driver: Driver, kg: str, policy: RoutePolicy | None = None) -> None:
         self.driver = driver
-        self.policy = policy
+        self.policy = policy or policy_for(kg)
         status = method_status()
         self.available = {m: status.get(m, "not registered") for m in AUTO_CANDIDATES}
         self.retrievers: dict[str, Retriever] = {}
         self.broken: dict[str, str] = {}
-        self.templates_fit = _templates_fit(driver, kg)
-        self.classifiers = _classifiers_if_installed() if self.templates_fit else None
+        self.classifiers = installed_classifiers(kg)
+        self.templates_fit = self.classifiers is not None
 
     def retriever(self, method: str) -> Retriever:
         if method in self.broken:
@@ -276,16 +272,167 @@ class Router:
         return evidence, route
 
 
-def _templates_fit(driver: Driver, kg: str) -> bool:
-    # imported on first use, as every retriever module is (kgqa.qa.methods)
-    from kgqa.retrieve.frag import relation_embeddings
+def policy_for(kg: str) -> RoutePolicy:
+    """The route ``kgqa train all`` learned for ``kg`` (its profile), else :data:`DEFAULT_POLICY`."""
+    profile = kg_models.read_profile(kg)
+    if profile is None or not profile.route:
+        return DEFAULT_POLICY
+    return policy_from_json(profile.route)
 
-    names, _ = relation_embeddings(driver, kg)
-    return templates_fit(names)
+
+def policy_to_json(policy: RoutePolicy) -> dict[str, Any]:
+    return {
+        "sure_qtype": policy.sure_qtype,
+        "several_entities": list(policy.several_entities),
+        "one_entity_sure": list(policy.one_entity_sure),
+        "one_entity_unsure": list(policy.one_entity_unsure),
+    }
 
 
-def _classifiers_if_installed() -> QuestionClassifiers | None:
+def policy_from_json(data: dict[str, Any]) -> RoutePolicy:
     try:
-        return registry.question_classifiers()
+        return RoutePolicy(
+            sure_qtype=float(data.get("sure_qtype", DEFAULT_POLICY.sure_qtype)),
+            several_entities=tuple(data.get("several_entities") or DEFAULT_POLICY.several_entities),
+            one_entity_sure=tuple(data.get("one_entity_sure") or DEFAULT_POLICY.one_entity_sure),
+            one_entity_unsure=tuple(data.get("one_entity_unsure") or DEFAULT_POLICY.one_entity_unsure),
+        )
+    except (TypeError, ValueError):
+        return DEFAULT_POLICY
+
+
+def installed_classifiers(kg: str) -> QuestionClassifiers | None:
+    try:
+        return registry.question_classifiers(kg)
     except KgqaError:
         return None
+
+
+@dataclass(frozen=True)
+class MethodOutcome:
+    """What one method did with one question: whether the route would accept its evidence, and whether its
+    best answer was right."""
+
+    passes: bool
+    hit: bool
+
+
+@dataclass(frozen=True)
+class RouteRecord:
+    """One held-out question: the route's signals and every method's outcome, recorded once so that any
+    policy can be replayed over it."""
+
+    signals: QuestionSignals
+    outcomes: dict[str, MethodOutcome]
+    weight: float = 1.0
+
+
+def replay(policy: RoutePolicy, records: Sequence[RouteRecord], available: dict[str, str]) -> float:
+    """The weighted Hits@1 of ``policy`` over ``records``: each question answered by the first planned
+    method whose evidence passes, as :func:`follow_route` walks it."""
+    total = 0.0
+    for record in records:
+        for step in plan_route(record.signals, available, policy):
+            outcome = record.outcomes.get(step.method)
+            if outcome is not None and outcome.passes:
+                total += record.weight * outcome.hit
+                break
+    return total
+
+
+MIN_GAIN = 0.01  # a learned policy replaces the default only when it answers this share more
+
+
+def learn_policy(
+    records: Sequence[RouteRecord],
+    methods: Sequence[str],
+    default: RoutePolicy = DEFAULT_POLICY,
+    min_gain: float = MIN_GAIN,
+    first: Sequence[str] = (),
+) -> tuple[RoutePolicy, dict[str, float]]:
+    """The policy with the best weighted Hits@1 over ``records``: a threshold from which the chain
+    classifier is sure (one of its scores' deciles, or never), and for each kind of question (several
+    entities, one with a sure chain, one without) the order of ``methods`` that answers most. Ties keep
+    ``default``'s choice, and so does a gain under ``min_gain`` (a few hundred held-out questions do not
+    tell a point apart from noise). Methods in ``first`` come before the others in every order: those
+    whose score on ``records`` says how they do on users' questions, when the others' does not (it is
+    measured on wordings like the ones they were trained on). Returns the policy and what it and
+    ``default`` score."""
+    import itertools
+
+    def partitioned(order: Sequence[str]) -> tuple[str, ...]:
+        return tuple(m for m in order if m in first) + tuple(m for m in order if m not in first)
+
+    default = RoutePolicy(
+        default.sure_qtype,
+        partitioned(default.several_entities),
+        partitioned(default.one_entity_sure),
+        partitioned(default.one_entity_unsure),
+    )
+    available = dict.fromkeys(methods, "")
+    scores = sorted(r.signals.qtype_score for r in records if r.signals.qtype_score is not None)
+    thresholds = {default.sure_qtype, NEVER_SURE}
+    if scores:
+        thresholds.update(scores[int(len(scores) * q / 10)] for q in range(10))
+    orders = [order for order in itertools.permutations(methods) if partitioned(order) == order]
+
+    def bucket(record: RouteRecord, sure: float) -> str:
+        s = record.signals
+        if s.spans >= 2:
+            return "several"
+        if s.templates_fit and s.qtype_score is not None and s.qtype_score >= sure:
+            return "sure"
+        return "unsure"
+
+    def first_hit(record: RouteRecord, order: Sequence[str]) -> float:
+        for method in order:
+            if method == "sgrag" and not record.signals.templates_fit:
+                continue
+            outcome = record.outcomes.get(method)
+            if outcome is not None and outcome.passes:
+                return record.weight * outcome.hit
+        return 0.0
+
+    defaults = {
+        "several": default.several_entities,
+        "sure": default.one_entity_sure,
+        "unsure": default.one_entity_unsure,
+    }
+    best: tuple[float, float, RoutePolicy] | None = None
+    for sure in sorted(thresholds):
+        groups: dict[str, list[RouteRecord]] = {"several": [], "sure": [], "unsure": []}
+        for record in records:
+            groups[bucket(record, sure)].append(record)
+        chosen: dict[str, tuple[str, ...]] = {}
+        total = 0.0
+        for name, members in groups.items():
+            fallback = partitioned(
+                tuple(m for m in defaults[name] if m in methods)
+                + tuple(m for m in methods if m not in defaults[name])
+            )
+            kept = sum(first_hit(r, fallback) for r in members)
+            best_order, best_score = fallback, kept
+            for order in orders:
+                score = sum(first_hit(r, order) for r in members)
+                if score > best_score + 1e-9:
+                    best_order, best_score = tuple(order), score
+            # Another order than the default's must answer two more of the bucket's questions: one of 120
+            # orders that wins by one on a sample is as likely luck as a better route.
+            margin = 2 * max((r.weight for r in members), default=0.0)
+            if best_score - kept < margin - 1e-9:
+                best_order, best_score = fallback, kept
+            chosen[name] = best_order
+            total += best_score
+        policy = RoutePolicy(sure, chosen["several"], chosen["sure"], chosen["unsure"])
+        closeness = -abs(sure - default.sure_qtype) if sure != NEVER_SURE else -NEVER_SURE
+        if best is None or (total, closeness) > (best[0], best[1]):
+            best = (total, closeness, policy)
+    assert best is not None
+    weight = sum(r.weight for r in records) or 1.0
+    learned, kept = best[0] / weight, replay(default, records, available) / weight
+    report = {
+        "learned": round(learned, 4),
+        "default": round(kept, 4),
+        "kept_default": float(learned - kept < min_gain),
+    }
+    return (best[2] if learned - kept >= min_gain else default), report

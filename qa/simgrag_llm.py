@@ -81,30 +81,30 @@ EXAMPLES: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     (
-        "who played in both Night Ferry and Cold Meridian",
+        "who played for both the Harbor Hawks and the Valley Foxes",
         {
-            "divided": ["an actor played in Night Ferry", "the actor played in Cold Meridian"],
+            "divided": ["a player played for the Harbor Hawks", "the player played for the Valley Foxes"],
             "graph": [
-                ["Night Ferry", "starring", "UNKNOWN actor 1"],
-                ["Cold Meridian", "starring", "UNKNOWN actor 1"],
+                ["UNKNOWN player 1", "plays for", "Harbor Hawks"],
+                ["UNKNOWN player 1", "plays for", "Valley Foxes"],
             ],
-            "answer": "UNKNOWN actor 1",
+            "answer": "UNKNOWN player 1",
         },
     ),
     (
-        "what languages are the films by the director of Paper Lanterns in",
+        "in which countries were the novels by the author of Paper Lanterns published",
         {
             "divided": [
-                "a director directed Paper Lanterns",
-                "the director directed films",
-                "the films are in languages",
+                "a writer wrote Paper Lanterns",
+                "the writer wrote novels",
+                "the novels were published in countries",
             ],
             "graph": [
-                ["Paper Lanterns", "directed by", "UNKNOWN director 1"],
-                ["UNKNOWN film 1", "directed by", "UNKNOWN director 1"],
-                ["UNKNOWN film 1", "in language", "UNKNOWN language 1"],
+                ["Paper Lanterns", "written by", "UNKNOWN writer 1"],
+                ["UNKNOWN novel 1", "written by", "UNKNOWN writer 1"],
+                ["UNKNOWN novel 1", "published in", "UNKNOWN country 1"],
             ],
-            "answer": "UNKNOWN language 1",
+            "answer": "UNKNOWN country 1",
         },
     ),
     (
@@ -119,22 +119,22 @@ EXAMPLES: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     (
-        "who co-starred with Lena Voss",
+        "who sang in the same choir as Lena Voss",
         {
-            "divided": ["Lena Voss starred in a film", "another actor starred in the film"],
+            "divided": ["Lena Voss sang in a choir", "another singer sang in the choir"],
             "graph": [
-                ["UNKNOWN film 1", "starring", "Lena Voss"],
-                ["UNKNOWN film 1", "starring", "UNKNOWN actor 1"],
+                ["UNKNOWN choir 1", "member", "Lena Voss"],
+                ["UNKNOWN choir 1", "member", "UNKNOWN singer 1"],
             ],
-            "answer": "UNKNOWN actor 1",
+            "answer": "UNKNOWN singer 1",
         },
     ),
     (
-        "what genre is Salt Road",
+        "what style is Salt Road painted in",
         {
-            "divided": ["Salt Road has a genre"],
-            "graph": [["Salt Road", "genre", "UNKNOWN genre 1"]],
-            "answer": "UNKNOWN genre 1",
+            "divided": ["Salt Road is painted in a style"],
+            "graph": [["Salt Road", "style", "UNKNOWN style 1"]],
+            "answer": "UNKNOWN style 1",
         },
     ),
 ]

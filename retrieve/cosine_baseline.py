@@ -9,7 +9,7 @@ the stored embeddings:
 The procedure compares each entity and relation with the question once, however many triples share it.
 
 Everything around the scorer is SubgraphRAG's, so a comparison measures the scorer alone: the candidate
-radius (2, or the predicted hop count on MetaQA-shaped KGs), and the extractive answer (the predicted number
+radius (2, or the hop count the KG's classifier predicts), and the extractive answer (the predicted number
 of hops walked over the scored triplets). Without a hop count, entities rank by their best triplet: cosine
 sums are not probabilities, so SubgraphRAG's leaf rule does not apply.
 """
@@ -47,7 +47,7 @@ class CosineRetriever(SubgraphRagRetriever):
             driver, hops=hops, max_candidates=max_candidates, hop_predictor=hop_predictor, select_walks=False
         )
 
-    def _check_model(self) -> None:
+    def _check_model(self, kg: str) -> None:
         """Untrained: there is no model to check."""
 
     def _question_vector(self, question: str, kg: str | None = None) -> np.ndarray:

@@ -12,17 +12,18 @@ Graphs" (2025):
    procedure with the semantics of ``gds.pageRank`` with ``sourceNodes`` (``frag/gds_pagerank`` is that GDS
    reference; the tests check that both keep the same nodes). Projecting every question's neighbourhood
    into GDS cost 50-150 ms of a 3-hop question's time; the iteration itself costs a few.
-   Hubs (non-topic nodes with more than ``max_degree`` relationships, e.g. MetaQA genres, years, languages)
+   Hubs (non-topic nodes with more than the KG's hub degree of relationships, e.g. a genre or a year)
    join the neighbourhood but are not expanded; layer and size caps keep it bounded.
 3. **Retrieval** on the kept subgraph: simple -> every simple path of at most 2 hops, breadth first;
    complex -> one shortest path per reached node, at most 4 hops (among equally short ones, the most
    relevant). Paths never pass back through a topic entity, nor through a hub.
 4. **Postprocessing**: relations are pruned by the similarity of their stored embeddings
    (``(:Relation {embedding})``) to the question (keep ``keep_relations`` = 64). Paths are ranked by the
-   similarity of their relation chain to the question with its topic entity removed: the verbalised chain
-   against the question, plus how well the chain's relations match the question's words (see
-   :class:`_WordMatch`); ties go to end nodes reached by more paths, then by PageRank. The best
-   ``keep_paths`` = 32 are kept, most relevant first.
+   KG's path ranker (:mod:`kgqa.models.frag_ranker`, FRAG's reranking step, learned per KG by ``kgqa train
+   all``): the similarity of the verbalised chain to the question with its topic entity removed, how well
+   the chain's relations match the question's words (see :class:`_WordMatch`), and whether the kind of
+   thing the chain arrives at is what the question asks for ("which city", "who"); ties go to end nodes
+   reached by more paths, then by PageRank. The best ``keep_paths`` = 32 are kept, most relevant first.
 
 Extension beyond the paper: the project's classifier also predicts the exact hop count, and paths of that
 length rank first (``FragConfig.hop_count_ranges``).
@@ -48,13 +49,16 @@ from typing import Any, Literal
 
 import numpy as np
 from kgqa.core.errors import ModelMissing
+from kgqa.core.question_words import asked_for
+from kgqa.core.relation_text import chain_text as chain_words
+from kgqa.core.relation_text import relation_words as named_words
 from kgqa.core.text import BRACKET
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
 from kgqa.graph.kg import kg_embedding_model
 from kgqa.models import registry
 from kgqa.models.encoder import embed
-from kgqa.models.gsr import ChainModel, masked
+from kgqa.models.frag_ranker import FEATURES, FragRanker, load_ranker
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
@@ -65,6 +69,15 @@ _FUNCTION_WORDS = frozenset(
     "a an the of in on at to for from by with as is are was were be been being do does did what which who "
     "whom whose when where why how that this these those it its and or but also same together".split()
 )
+
+
+# Words that ask for more of the kind of thing the topic's neighbour touches ("what other films did the
+# director of X make"): a chain out along a relation and back asks exactly that.
+_OTHER = re.compile(r"\b(other|others|else|another|same|also|too)\b", re.IGNORECASE)
+# A second topic entity's walk must meet the first's: their common end nodes rank first, by the sum of the
+# two walks' scores; an end that only one topic reaches pays this.
+ALONE_PENALTY = 0.5
+DEFAULT_HUB_DEGREE = 200
 
 
 @dataclass(frozen=True)
@@ -78,27 +91,16 @@ class FragConfig:
     keep_nodes: int = 2000  # entity pruning by personalized PageRank
     keep_relations: int = 64  # relation pruning by similarity to the question
     keep_paths: int = 32  # path ranking by similarity to the question
-    # Path reranking (the paper's bge-reranker step): the relation chains ranked best by similarity, at most
-    # this many, are rescored by a model trained here, GSR's chain generator (log P(chain | question));
-    # 0 turns it off. Only when a GSR model is installed and one topic entity was linked; the trace says
-    # which ranking ran. Chosen on the tune part of bench/questions/metaqa_freeform.jsonl
-    # (bench/questions_answers.py --methods frag,frag:similarity,frag:rerank-keeps-hops).
-    rerank_chains: int = 64
-    # When the chain model gives its best chain less than 1 % (log-probability below this), the question is
-    # unlike anything it learned from (noise, an injection: two GSR models trained here gave those -7.4 and
-    # -8.1) and the similarity ranking stands. On our free-form tune questions this costs 3 and gains 1 of
-    # 240 (bench/results/frag/rerank-floor.md); the 10th percentile of their best scores, -7.6, sits in the
-    # tail where two training runs of the same model already differ.
-    rerank_floor: float | None = -4.6
-    # with the reranker, paths of the predicted hop count still rank first
-    rerank_keeps_hop_count: bool = False
-    max_degree: int = 200  # non-topic nodes with more relationships are not expanded (hubs)
+    # non-topic nodes with more relationships are not expanded (hubs); None: the KG's own hub degree (its
+    # ranker's, read off the KG by `kgqa train all`), else DEFAULT_HUB_DEGREE
+    max_degree: int | None = None
     max_fanout: int = 5000  # neighbours read per expanded node
     max_new: int = 6000  # new nodes kept per breadth-first layer (best connected first)
     max_nodes: int = 12000  # neighbourhood size cap
     max_paths: int = 50000  # candidate paths enumerated before ranking
-    # Extension: when the classifier also predicts the exact hop count, paths of that length rank first, in
-    # these hop ranges (in complex mode the shortest path to an answer is often shorter than the question).
+    # Extension: when the classifier also predicts the exact hop count, the ranker's hop_match feature says
+    # whether a path has that length, in these hop ranges (in complex mode the shortest path to an answer is
+    # often shorter than the question).
     hop_count_ranges: tuple[str, ...] = ("simple", "complex")
 
 
@@ -114,9 +116,8 @@ class FragTrace(MethodTrace):
     kept_edges: int = 0
     candidate_paths: int = 0
     relation_scores: dict[str, float] = field(default_factory=dict)
-    reranker: str = ""  # the model that reranked the chains ("" : similarity alone, and why)
-    chains_reranked: int = 0
-    best_chain_log_probability: float | None = None  # the reranker's best score: how sure it was
+    ranker: str = ""  # whose weights ranked the chains: the KG's learned ones, or the defaults
+    asked_for: str = ""  # what the question asks for, as the ranker compared it with the chains' ends
     # With FragRetriever(trace_stages=True): the entity names each stage still holds, so that a benchmark can
     # say where a gold answer was lost: "subgraph" (after PPR pruning), "path_ends" (ends of the candidate
     # paths over the kept relations), "kept" (every node on the kept paths), "kept_ends" (their end nodes).
@@ -128,9 +129,9 @@ class FragTrace(MethodTrace):
 HopPredictor = Callable[[str, Sequence[str]], tuple[HopRange, int | None]]
 
 
-def classifier_hop_predictor() -> HopPredictor:
-    """The project's query-only hop classifier; ModelMissing when none is installed."""
-    classifiers = registry.question_classifiers()
+def classifier_hop_predictor(kg: str) -> HopPredictor:
+    """KG ``kg``'s query-only hop classifier; ModelMissing when none is installed."""
+    classifiers = registry.question_classifiers(kg)
 
     def predict(question: str, spans: Sequence[str]) -> tuple[HopRange, int | None]:
         prediction = classifiers.predict_hops(question, list(spans))
@@ -204,8 +205,19 @@ def _stem(word: str) -> str:
 
 
 @lru_cache(maxsize=4096)
+def _relation_word_list(name: str) -> tuple[str, ...]:
+    """The content words that name a relation (its phrase and subject, not a dotted name's domain)."""
+    words = named_words(name)
+    return tuple(
+        w for w in dict.fromkeys(f"{words.phrase} {words.subject}".split()) if w not in _FUNCTION_WORDS
+    )
+
+
+@lru_cache(maxsize=4096)
 def _relation_stems(name: str) -> frozenset[str]:
-    return frozenset(s for s in (_stem(w) for w in re.split(r"[\W_]+", name.lower())) if s)
+    """Stems of the words that name a relation (its phrase and subject, not a dotted name's domain)."""
+    words = named_words(name)
+    return frozenset(s for s in (_stem(w) for w in f"{words.phrase} {words.subject}".split()) if s)
 
 
 def relation_words(name: str) -> str:
@@ -215,15 +227,33 @@ def relation_words(name: str) -> str:
 
 
 def chain_text(chain: Sequence[Step]) -> str:
-    """A relation chain in words, each hop marked with the way it is walked."""
-    parts = []
-    for relation, forward in chain:
-        words = relation_words(relation)
-        parts.append(words if forward else f"{words} of")
-    return " , ".join(parts)
+    """A relation chain in words, each hop as a question would name it (:mod:`kgqa.core.relation_text`)."""
+    return chain_words([(relation, "out" if forward else "in") for relation, forward in chain])
+
+
+def _step_key(step: Step) -> str:
+    return f"{'out' if step[1] else 'in'}:{step[0]}"
+
+
+def _arrives_at(step: Step) -> str:
+    """What a step arrives at when the KG's ranker does not know: what its name says."""
+    words = named_words(step[0])
+    return words.role if step[1] else (words.subject or words.phrase)
 
 
 # --- paths on the kept subgraph -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Candidates:
+    sub: _Subgraph
+    paths: list[tuple[list[int], list[Step]]]
+    question_vector: np.ndarray
+    word_match: _WordMatch
+    prefer_hops: int | None
+    model: str | None
+    ranker: FragRanker
+    groups: dict[int, int]
 
 
 @dataclass
@@ -307,6 +337,31 @@ def _shortest_paths(
     return out
 
 
+def _meeting_bonus(
+    paths: Sequence[tuple[list[int], list[Step]]],
+    chain_score: dict[tuple[Step, ...], float],
+    groups: dict[int, int],
+) -> dict[int, float]:
+    """End node -> what its score gains from the other spans' walks: the sum of their best walks' scores
+    when several spans reach it, minus :data:`ALONE_PENALTY` when one does."""
+    best: dict[int, dict[int, float]] = {}
+    for nodes, steps in paths:
+        group = groups.get(nodes[0])
+        if group is None:
+            continue
+        by_group = best.setdefault(nodes[-1], {})
+        score = chain_score[tuple(steps)]
+        by_group[group] = max(score, by_group.get(group, -1e9))
+    out: dict[int, float] = {}
+    for end, by_group in best.items():
+        if len(by_group) > 1:
+            ranked = sorted(by_group.values(), reverse=True)
+            out[end] = sum(ranked[1:])
+        else:
+            out[end] = -ALONE_PENALTY
+    return out
+
+
 def _triplets(sub: _Subgraph, nodes: Sequence[int], steps: Sequence[Step]) -> list[Triplet]:
     out: list[Triplet] = []
     for (relation, forward), a, b in zip(steps, nodes, nodes[1:], strict=False):
@@ -357,44 +412,36 @@ class FragRetriever(Retriever):
         hop_predictor: HopPredictor | None = None,
         hop_range: HopRange | None = None,
         trace_stages: bool = False,
-        chain_model: ChainModel | None | bool = True,
+        ranker: FragRanker | None = None,
     ) -> None:
         """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by
-        default the project's classifier. Without an installed classifier every question is complex (the
+        default the KG's own classifier. Without an installed classifier every question is complex (the
         paper's fallback when it cannot tell), and the trace says so. ``trace_stages`` records what each
-        stage kept (``FragTrace.stages``; for benchmarks: it can be thousands of names). ``chain_model``
-        reranks the chains (True: the default GSR model when one is installed; False or None: none)."""
+        stage kept (``FragTrace.stages``; for benchmarks: it can be thousands of names). ``ranker``: the path
+        ranker for every KG (ablations); by default each KG's own (:func:`load_ranker`)."""
         super().__init__(driver)
         self.config = config or FragConfig()
-        self._no_reranker = ""
-        if chain_model is True:
-            try:
-                chain_model = registry.gsr_chain_model()
-            except ModelMissing as missing:
-                chain_model, self._no_reranker = None, f"similarity only ({missing})"
-        self.chain_model: ChainModel | None = chain_model or None
+        self._ranker = ranker
         self.trace_stages = trace_stages
         self._hop_range = hop_range
-        self._no_predictor = ""
-        if hop_predictor is None and hop_range is None:
-            try:
-                hop_predictor = classifier_hop_predictor()
-            except ModelMissing as missing:
-                self._no_predictor = f"fallback ({missing})"
         self._hop_predictor = hop_predictor
 
     # hop range ---------------------------------------------------------------------------------------------
 
     def predict_hop_range(
-        self, question: str, topic_entities: Sequence[LinkedEntity]
+        self, question: str, kg: str, topic_entities: Sequence[LinkedEntity]
     ) -> tuple[HopRange, str, int | None]:
         """(hop range, where it came from, predicted hop count if the classifier gives one)."""
         if self._hop_range is not None:
             return self._hop_range, "given", None
-        if self._hop_predictor is None:
-            return "complex", self._no_predictor, None
+        predictor = self._hop_predictor
+        if predictor is None:
+            try:
+                predictor = classifier_hop_predictor(kg)
+            except ModelMissing as missing:
+                return "complex", f"fallback ({missing})", None
         spans = [e.span or e.name for e in topic_entities]
-        hop_range, hops = self._hop_predictor(question, spans)
+        hop_range, hops = predictor(question, spans)
         return hop_range, "classifier", hops
 
     # search ------------------------------------------------------------------------------------------------
@@ -403,7 +450,7 @@ class FragRetriever(Retriever):
         cfg = self.config
         timings: dict[str, float] = {}
         began = time.perf_counter()
-        hop_range, source, hops_predicted = self.predict_hop_range(question, topic_entities)
+        hop_range, source, hops_predicted = self.predict_hop_range(question, kg, topic_entities)
         trace = FragTrace(hop_range, source, hops_predicted, asdict(cfg))
         evidence = Evidence(question, self.name, kg, list(topic_entities), trace=trace)
         timings["frag_classify"] = _ms(began)
@@ -413,49 +460,23 @@ class FragRetriever(Retriever):
             return evidence
 
         with _cyclic_gc_paused():
-            hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
+            found = self._candidates(question, kg, topic_entities, hop_range, hops_predicted, trace, timings)
             mark = time.perf_counter()
-            sub = self._subgraph(kg, [e.id for e in topic_entities], hops, trace)
-            timings["frag_subgraph"] = _ms(mark)
-
-            mark = time.perf_counter()
-            query = relation_query(question, topic_entities)
-            model = kg_embedding_model(self.driver, kg)  # the stored relation vectors' encoder
-            question_vector = embed([query], model=model)[0]
-            allowed, relation_scores, word_match = self._prune_relations(kg, query, question_vector, model)
-            timings["frag_relations"] = _ms(mark)
-
-            mark = time.perf_counter()
-            position = {node_id: i for i, node_id in enumerate(sub.ids)}
-            sources = [position[e.id] for e in topic_entities if e.id in position]
-            if hop_range == "simple":
-                paths = _simple_paths(sub, sources, hops, allowed, cfg.max_paths)
-            else:
-                paths = _shortest_paths(sub, sources, hops, allowed, cfg.max_paths)
-            timings["frag_paths"] = _ms(mark)
-            trace.candidate_paths = len(paths)
-
-            mark = time.perf_counter()
-            prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
-            rerank = self._reranker(question, topic_entities, trace)
-            complex_range = hop_range == "complex"
             ranked = self._rank(
-                paths,
-                sub,
-                question_vector,
-                word_match,
-                prefer,
-                one_per_node=complex_range,
-                rerank=rerank,
-                model=model,
+                found.paths,
+                found.sub,
+                found.question_vector,
+                found.word_match,
+                found.prefer_hops,
+                one_per_node=hop_range == "complex",
+                model=found.model,
+                ranker=found.ranker,
+                asked=trace.asked_for,
+                question=question,
+                groups=found.groups,
             )
-            trace.chains_reranked = min(cfg.rerank_chains, len({tuple(steps) for _n, steps in paths}))
-            best = trace.best_chain_log_probability
-            if rerank is None:
-                trace.chains_reranked = 0
-            elif best is None or (cfg.rerank_floor is not None and best < cfg.rerank_floor):
-                trace.reranker = f"similarity only (the chain model is unsure: best log-probability {best})"
             timings["frag_rank"] = _ms(mark)
+        sub, paths = found.sub, found.paths
 
         kept = ranked[: cfg.keep_paths]
         seen: dict[Triplet, None] = {}
@@ -477,17 +498,92 @@ class FragRetriever(Retriever):
         evidence.answer_candidates = list(answers)
         evidence.answer_scores = list(answers.values())
         evidence.path_scores = [score for score, _, _ in kept]
-        trace.relation_scores = relation_scores
         evidence.latency_ms.update(timings)
         return evidence
 
-    def neighbourhood_params(self, kg: str, topic_ids: list[str], hops: int) -> dict[str, Any]:
+    def _candidates(
+        self,
+        question: str,
+        kg: str,
+        topic_entities: Sequence[LinkedEntity],
+        hop_range: HopRange,
+        hops_predicted: int | None,
+        trace: FragTrace,
+        timings: dict[str, float],
+    ) -> _Candidates:
+        """The pruned neighbourhood, the candidate paths over the pruned relations, and what ranking them
+        needs (stages 2 and 3, and what stage 4 reads)."""
+        cfg = self.config
+        hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
+        mark = time.perf_counter()
+        ranker = self._ranker or load_ranker(kg)
+        sub = self._subgraph(kg, [e.id for e in topic_entities], hops, trace, ranker.hub_degree)
+        timings["frag_subgraph"] = _ms(mark)
+
+        mark = time.perf_counter()
+        query = relation_query(question, topic_entities)
+        model = kg_embedding_model(self.driver, kg)  # the stored relation vectors' encoder
+        question_vector = embed([query], model=model)[0]
+        present = {relation for edges in sub.adjacency for _n, relation, _f in edges}
+        allowed, relation_scores, word_match = self._prune_relations(
+            kg, query, question_vector, model, present
+        )
+        trace.relation_scores = relation_scores
+        timings["frag_relations"] = _ms(mark)
+
+        mark = time.perf_counter()
+        position = {node_id: i for i, node_id in enumerate(sub.ids)}
+        sources = [position[e.id] for e in topic_entities if e.id in position]
+        if hop_range == "simple":
+            paths = _simple_paths(sub, sources, hops, allowed, cfg.max_paths)
+        else:
+            paths = _shortest_paths(sub, sources, hops, allowed, cfg.max_paths)
+        timings["frag_paths"] = _ms(mark)
+        trace.candidate_paths = len(paths)
+        trace.ranker = ranker.learned_on or "default weights"
+        trace.asked_for = asked_for(question)
+        spans: dict[str, int] = {}
+        groups = {
+            position[e.id]: spans.setdefault(" ".join((e.span or e.name).lower().split()), len(spans))
+            for e in topic_entities
+            if e.id in position
+        }
+        prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
+        return _Candidates(sub, paths, question_vector, word_match, prefer, model, ranker, groups)
+
+    def chain_features(
+        self, question: str, kg: str, topic_entities: Sequence[LinkedEntity]
+    ) -> tuple[list[tuple[Step, ...]], np.ndarray]:
+        """The candidate relation chains of a question and their ranking features (what ``kgqa train all``
+        fits the KG's ranker weights on)."""
+        if not topic_entities:
+            return [], np.zeros((0, len(FEATURES)), dtype=np.float32)
+        hop_range, _source, hops_predicted = self.predict_hop_range(question, kg, topic_entities)
+        trace = FragTrace(hop_range, "", hops_predicted, {})
+        with _cyclic_gc_paused():
+            found = self._candidates(question, kg, topic_entities, hop_range, hops_predicted, trace, {})
+        chains = list(dict.fromkeys(tuple(steps) for _, steps in found.paths))
+        features = self.features(
+            chains,
+            found.question_vector,
+            found.word_match,
+            found.prefer_hops,
+            found.model,
+            found.ranker,
+            trace.asked_for,
+            question,
+        )
+        return chains, features
+
+    def neighbourhood_params(
+        self, kg: str, topic_ids: list[str], hops: int, hub_degree: int | None = None
+    ) -> dict[str, Any]:
         """The parameters of frag/neighbourhood (and of its GDS reference, frag/gds_pagerank)."""
         cfg = self.config
         return {
             "kg": kg,
             "topic_ids": topic_ids,
-            "max_degree": cfg.max_degree,
+            "max_degree": cfg.max_degree or hub_degree or DEFAULT_HUB_DEGREE,
             "max_fanout": cfg.max_fanout,
             "max_new": cfg.max_new,
             "max_nodes": cfg.max_nodes,
@@ -498,36 +594,12 @@ class FragRetriever(Retriever):
             "hops": hops,
         }
 
-    def _reranker(
-        self, question: str, topic_entities: Sequence[LinkedEntity], trace: FragTrace
-    ) -> Callable[[Sequence[tuple[Step, ...]]], np.ndarray] | None:
-        """log P(chain | question) by the chain model, the topic entity masked as it was trained; None
-        without a model (the trace says why)."""
-        model = self.chain_model
-        if model is None or self.config.rerank_chains <= 0:
-            trace.reranker = self._no_reranker or "similarity only (rerank_chains = 0)"
-            return None
-        if len({e.id for e in topic_entities}) != 1:
-            # the chain model reads one masked entity: with two, it ignores the second one's constraint
-            # (our free-form tune questions: two-entity Hits@1 38.1 with similarity, 9.5 reranked)
-            trace.reranker = "similarity only (several topic entities)"
-            return None
-        trace.reranker = f"gsr chain model {model.name!r}"
-        text = masked(question, [e.span or e.name for e in topic_entities])
-
-        def score(chains: Sequence[tuple[Step, ...]]) -> np.ndarray:
-            steps = [[(rel, "out" if along else "in") for rel, along in chain] for chain in chains]
-            scores = model.score(text, steps)
-            finite = scores[np.isfinite(scores)]
-            trace.best_chain_log_probability = round(float(finite.max()), 4) if finite.size else None
-            return scores
-
-        return score
-
-    def _subgraph(self, kg: str, topic_ids: list[str], hops: int, trace: FragTrace) -> _Subgraph:
+    def _subgraph(
+        self, kg: str, topic_ids: list[str], hops: int, trace: FragTrace, hub_degree: int | None = None
+    ) -> _Subgraph:
         """The neighbourhood, pruned by personalized PageRank when too big: one call (frag/neighbourhood)."""
         records, _, _ = self.driver.execute_query(
-            render("frag/neighbourhood"), self.neighbourhood_params(kg, topic_ids, hops)
+            render("frag/neighbourhood"), self.neighbourhood_params(kg, topic_ids, hops, hub_degree)
         )
         row = records[0]
         trace.neighbourhood_nodes = int(row["neighbourhood"])
@@ -544,26 +616,84 @@ class FragRetriever(Retriever):
         return sub
 
     def _prune_relations(
-        self, kg: str, query: str, question_vector: np.ndarray, model: str | None = None
+        self,
+        kg: str,
+        query: str,
+        question_vector: np.ndarray,
+        model: str | None = None,
+        present: set[str] | None = None,
     ) -> tuple[set[str], dict[str, float], _WordMatch]:
-        """The ``keep_relations`` relations most similar to the question (their stored embeddings), and for
-        every relation how well its best-matching question word matches it (a word like "director" says
-        more about ``directed_by`` than the whole question does)."""
+        """The ``keep_relations`` relations of the subgraph (``present``) most similar to the question (their
+        stored embeddings), and for every relation how well its best-matching question word matches it (a
+        word like "director" says more about ``directed_by`` than the whole question does)."""
         names, matrix = relation_embeddings(self.driver, kg)
         if not names:  # no Relation nodes: nothing to prune by
             return _AllRelations(), {}, _WordMatch([], None)
         similarity = matrix @ question_vector
-        order = np.argsort(-similarity)[: self.config.keep_relations]
+        candidates = np.asarray(
+            [i for i, name in enumerate(names) if present is None or name in present], dtype=np.int64
+        )
+        order = candidates[np.argsort(-similarity[candidates])][: self.config.keep_relations]
         scores = {names[i]: round(float(similarity[i]), 4) for i in order}
         words = [w for w in dict.fromkeys(re.findall(r"[\w']+", query.lower())) if w not in _FUNCTION_WORDS]
         similarity = _CHAINS.get(words, model) @ matrix.T if words else None
-        if similarity is not None:  # a shared stem ("writer", "written_by") is as good as it gets
+        if similarity is not None:
+            # each word of a relation's name on its own too: "born" is nearer "birth" than the whole name
+            vocabulary = sorted({w for name in names for w in _relation_word_list(name)})
+            if vocabulary:
+                position = {w: i for i, w in enumerate(vocabulary)}
+                by_word = _CHAINS.get(words, model) @ _CHAINS.get(vocabulary, model).T
+                for j, name in enumerate(names):
+                    columns = [position[w] for w in _relation_word_list(name)]
+                    if columns:
+                        similarity[:, j] = np.maximum(similarity[:, j], by_word[:, columns].max(axis=1))
+            # a shared stem ("writer", "written_by") is as good as it gets
             for i, word in enumerate(words):
                 for j, name in enumerate(names):
                     if _stem(word) and _stem(word) in _relation_stems(name):
                         similarity[i, j] = max(similarity[i, j], 1.0)
         word_match = _WordMatch(names, similarity)
         return set(scores), scores, word_match
+
+    def features(
+        self,
+        chains: Sequence[tuple[Step, ...]],
+        question_vector: np.ndarray,
+        word_match: _WordMatch,
+        prefer_hops: int | None,
+        model: str | None,
+        ranker: FragRanker,
+        asked: str,
+        question_text: str = "",
+    ) -> np.ndarray:
+        """One row of :data:`~kgqa.models.frag_ranker.FEATURES` per chain."""
+        if not chains:
+            return np.zeros((0, len(FEATURES)), dtype=np.float32)
+        similarity = _CHAINS.get([chain_text(chain) for chain in chains], model) @ question_vector
+        kind_fit = np.zeros(len(chains), dtype=np.float32)
+        if asked:
+            kinds = [ranker.kinds.get(_step_key(chain[-1])) or _arrives_at(chain[-1]) for chain in chains]
+            kind_fit = _CHAINS.get(kinds, model) @ _CHAINS.get([asked], model)[0]
+        asks_other = bool(_OTHER.search(question_text))
+        rows = []
+        for chain, sim, fit in zip(chains, similarity, kind_fit, strict=True):
+            used, covered, weakest = word_match.features([r for r, _ in chain])
+            round_trip = any(b[0] == a[0] and b[1] != a[1] for a, b in zip(chain, chain[1:], strict=False))
+            rows.append(
+                [
+                    float(sim),
+                    used,
+                    covered,
+                    float(fit),
+                    float(len(chain) == 2),
+                    float(len(chain) >= 3),
+                    float(prefer_hops is not None and len(chain) == prefer_hops),
+                    float(round_trip and asks_other),
+                    float(round_trip and not asks_other),
+                    weakest,
+                ]
+            )
+        return np.asarray(rows, dtype=np.float32)
 
     def _rank(
         self,
@@ -573,83 +703,51 @@ class FragRetriever(Retriever):
         word_match: _WordMatch,
         prefer_hops: int | None = None,
         one_per_node: bool = False,
-        rerank: Callable[[Sequence[tuple[Step, ...]]], np.ndarray] | None = None,
         model: str | None = None,
+        ranker: FragRanker | None = None,
+        asked: str = "",
+        question: str = "",
+        groups: dict[int, int] | None = None,
     ) -> list[tuple[float, list[int], list[Step]]]:
-        """Paths by similarity of their relation chain to the question, best first.
+        """Paths by how well their relation chain fits the question, best first: the KG's ranker weighs the
+        chain's features (:meth:`features`); ties go to end nodes reached by more paths (a director of
+        two of the topic's films), then by PageRank.
 
-        A chain scores the similarity of its verbalisation to the question (entity removed), plus how well its
-        relations match words of the question (see :class:`_WordMatch`). With ``rerank``, the
-        ``rerank_chains`` best chains are scored by it instead and rank above the rest (ties: similarity)."""
+        ``groups`` maps each source node to the question span it was linked from: with two or more, an end
+        node that the walks of several spans reach scores the sum of each span's best walk to it, and one
+        that a single span reaches pays :data:`ALONE_PENALTY` ("which films did X and Y both act in")."""
         if not paths:
             return []
+        ranker = ranker or FragRanker()
         chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
-
-        def by_similarity() -> dict[tuple[Step, ...], float]:
-            similarity = _CHAINS.get([chain_text(chain) for chain in chains], model) @ question_vector
-            return {
-                chain: float(s) + word_match.score([r for r, _ in chain])
-                for chain, s in zip(chains, similarity, strict=True)
-            }
-
-        chain_score: dict[tuple[Step, ...], float] = {}
-        reranked: dict[tuple[Step, ...], float] = {}
-        if rerank is not None:
-            # the similarity (an embedding per new chain text) is needed only to shortlist, or as a fallback
-            if len(chains) > self.config.rerank_chains:
-                chain_score = by_similarity()
-                shortlist = sorted(chains, key=lambda c: -chain_score[c])[: self.config.rerank_chains]
-            else:
-                shortlist = chains
-            reranked = dict(zip(shortlist, (float(x) for x in rerank(shortlist)), strict=True))
-            top_score = max((x for x in reranked.values() if np.isfinite(x)), default=None)
-            floor = self.config.rerank_floor
-            if top_score is None or (floor is not None and top_score < floor):
-                reranked = {}  # unsure: the similarity ranking stands
-        if reranked:
-            if not self.config.rerank_keeps_hop_count:
-                prefer_hops = None  # the chain model scores the chain's length too
-            if not chain_score and any(not (c in reranked and np.isfinite(reranked[c])) for c in chains):
-                chain_score = by_similarity()
-            # reranked chains first (a finite log-probability), the rest by similarity, far below
-            chain_score = {
-                c: reranked[c] if c in reranked and np.isfinite(reranked[c]) else -1e6 + chain_score[c]
-                for c in chains
-            }
-        elif not chain_score:
-            chain_score = by_similarity()
-        # Within one chain: end nodes reached by more paths first (a director of two of the topic's films),
-        # then by PageRank.
+        features = self.features(
+            chains, question_vector, word_match, prefer_hops, model, ranker, asked, question
+        )
+        scores = features @ np.asarray(ranker.weights.vector(), dtype=np.float32)
+        chain_score = {chain: float(s) for chain, s in zip(chains, scores, strict=True)}
         multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}
         for nodes, steps in paths:
             key = (tuple(steps), nodes[-1])
             multiplicity[key] = multiplicity.get(key, 0) + 1
+        bonus = _meeting_bonus(paths, chain_score, groups) if groups and len(set(groups.values())) > 1 else {}
         scored = []
         for i, (nodes, steps) in enumerate(paths):
             chain = tuple(steps)
-            length_match = prefer_hops is None or len(steps) == prefer_hops
-            scored.append(
-                (
-                    length_match,
-                    round(chain_score[chain], 6),
-                    multiplicity[(chain, nodes[-1])],
-                    sub.ppr[nodes[-1]],
-                    i,
-                )
-            )
+            score = chain_score[chain] + bonus.get(nodes[-1], 0.0)
+            scored.append((round(score, 6), multiplicity[(chain, nodes[-1])], sub.ppr[nodes[-1]], i))
 
-        def key(s: tuple[bool, float, int, float, int]) -> tuple[bool, float, int, float, int]:
-            return (not s[0], -s[1], -s[2], -s[3], s[4])
+        def key(s: tuple[float, int, float, int]) -> tuple[float, int, float, int]:
+            return (-s[0], -s[1], -s[2], s[3])
 
         if one_per_node:  # complex: one shortest path per reached node, its most relevant one
-            best: dict[int, tuple[bool, float, int, float, int]] = {}
+            best: dict[int, tuple[float, int, float, int]] = {}
             for item in scored:
-                end = paths[item[4]][0][-1]
+                end = paths[item[3]][0][-1]
                 if end not in best or key(item) < key(best[end]):
                     best[end] = item
             scored = list(best.values())  # the same order as sorting all, then keeping each node's first
         scored.sort(key=key)
-        return [(s[1], paths[s[4]][0], paths[s[4]][1]) for s in scored]
+        return [(s[0], paths[s[3]][0], paths[s[3]][1]) for s in scored]
 
 
 class _WordMatch:
@@ -672,14 +770,19 @@ class _WordMatch:
         else:
             self.similarity = None
 
-    def score(self, relations: Sequence[str]) -> float:
+    def features(self, relations: Sequence[str]) -> tuple[float, float, float]:
+        """(used, covered, weakest) of a chain of these relations."""
         if self.similarity is None:
-            return 0.0
+            return 0.0, 0.0, 0.0
         columns = [self.index[r] for r in relations if r in self.index]
         if not columns:
-            return 0.0
+            return 0.0, 0.0, 0.0
         used = float(np.mean(self.best_word[columns]))
         covered = float(self.salient_words[:, columns].max(axis=1).mean()) if len(self.salient_words) else 0.0
+        return used, covered, float(np.min(self.best_word[columns]))
+
+    def score(self, relations: Sequence[str]) -> float:
+        used, covered, _weakest = self.features(relations)
         return used + covered
 
 

@@ -1,7 +1,7 @@
 """GSR (method ``gsr``): a small trained model writes relation chains; the database walks them.
 
 Everything happens in one call of ``kgqa.gsr.retrieve`` (``cypher_templates/gsr/retrieve.cypher.j2``): the
-topic entity's words are masked, the chain generator trained by ``kgqa train gsr`` runs in ONNX Runtime
+topic entity's words are masked, the KG's chain generator (trained by ``kgqa train all``) runs in ONNX Runtime
 inside Neo4j and proposes chains of (relation, direction) steps by beam search, and each chain, best first,
 is walked from the topic entities with SG-RAG's path semantics: a generated chain is exactly a template
 nobody had to write. Chains that reach nothing are dropped; the first ``keep`` that reach something are the
@@ -19,7 +19,6 @@ from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.paths import TemplateMatch, rank_answers, select_paths
 from neo4j import Driver, RoutingControl
 
-DEFAULT_MODEL = "default"
 DEFAULT_BEAMS = 10
 DEFAULT_KEEP = 3  # chains that reach something, as GSR keeps
 
@@ -47,24 +46,25 @@ class GsrRetriever(Retriever):
     def __init__(
         self,
         driver: Driver,
-        model: str = DEFAULT_MODEL,
+        model: str | None = None,
         beams: int = DEFAULT_BEAMS,
         keep: int = DEFAULT_KEEP,
     ) -> None:
+        """``model``: a GSR model installed by name; None (the default): each KG's own."""
         super().__init__(driver)
         self.model = model
         self.beams = beams
         self.keep = keep
-        registry.require_gsr_model(model)
 
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities))
+        registry.require_gsr_model(kg, self.model)
         if not topic_entities:
             evidence.reason = "no topic entity linked"
             return evidence
         config = {
             "kg": kg,
-            "model": self.model,
+            **({"model": self.model} if self.model else {}),
             "beams": self.beams,
             "keep": self.keep,
             "topicEntities": [e.id for e in topic_entities],

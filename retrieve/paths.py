@@ -1,8 +1,8 @@
 """Relation paths walked from topic entities: the path template, what it returns, and how answers and evidence
-are read off it. SG-RAG fills the template with a question type's relation path, GSR with a generated chain.
+are read off it. SG-RAG fills the template with a classified chain, GSR with a generated one.
 
 A path is a list of (relation, "out" | "in") steps: "out" walks along the KG's triples, "in" against them
-(``cypher_templates/sgrag/path.cypher.j2``; MetaQA semantics: no node after the start is the topic entity).
+(``cypher_templates/sgrag/path.cypher.j2``; no node after the start is the topic entity).
 """
 
 from __future__ import annotations
@@ -16,23 +16,25 @@ from kgqa.graph.cypher import render
 from neo4j import Driver, RoutingControl
 
 DEFAULT_MAX_PATHS = 20_000  # LIMIT guard of the template, per question
-_RELATIONSHIP_TYPE = re.compile(r"^\w+$")
+# Relationship types go into the query text in backticks (they come from the KG's own models, never from
+# input); a name with a backtick could close them.
+_RELATIONSHIP_TYPE = re.compile(r"^[^`\x00-\x1f]+$")
 
 
 @dataclass
 class TemplateMatch:
-    """What one question type's path returned for the topic entities."""
+    """What one chain's path returned for the topic entities."""
 
-    qtype: str
+    chain: str
     paths: list[list[Triplet]] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # end nodes, in row order, one per path
     truncated: bool = False  # the $max_paths guard was hit
 
 
 def steps_query(steps: Sequence[tuple[str, str]], what: str) -> str:
-    """The path template for a chain of (relation, "out"|"in") steps: a question type's or a generated one."""
+    """The path template for a chain of (relation, "out"|"in") steps: a classified one or a generated one."""
     if not all(_RELATIONSHIP_TYPE.match(rel) and way in ("out", "in") for rel, way in steps):  # query text
-        raise ValueError(f"{what} has a relation that is not a plain name")
+        raise ValueError(f"{what} has a relation name that cannot be quoted in Cypher")
     return render("sgrag/path", steps=list(steps))
 
 

@@ -20,7 +20,7 @@ from kgqa.retrieve.base import Retriever
 from neo4j import Driver, RoutingControl
 from neo4j.exceptions import ClientError
 
-DEFAULT_K = 3  # SimGRAG's top-k on MetaQA
+DEFAULT_K = 3  # SimGRAG's top-k in the paper's code
 TIE = 1e-6  # matches this close to the best distance are equally good answers
 
 

@@ -20,25 +20,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from kgqa.core.config import external_server
 from kgqa.core.errors import ModelMissing
 from kgqa.core.text import without_brackets
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
-from kgqa.graph.kg import kg_embedding_model, resolve_kg
 from kgqa.models import registry
 from kgqa.models.encoder import embed
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver, RoutingControl
 
-DEFAULT_MODEL = "default"
 DEFAULT_HOPS = 2  # the candidate radius models are trained with; a question predicted deeper widens it
 ANSWER_RELATIVE = 0.5  # answers: candidates scoring at least this share of the best one
 
 RETRIEVE_QUERY = render("subgraphrag/retrieve")
 WALKS_QUERY = render("subgraphrag/walks")
-# KG sources whose questions the project's MetaQA-trained hop classifier understands.
-HOP_CLASSIFIED_SOURCES = ("metaqa",)
 HopPredictor = Callable[[str, Sequence[str]], int | None]
 WALK_RANKINGS = ("chain", "walk")
 
@@ -196,60 +191,35 @@ class SubgraphRagRetriever(Retriever):
         the database (``kgqa.subgraphrag.walks``), as reasoning paths; otherwise the k best triples alone.
         ``rank_by``: "chain" (the walks of the best-scored relation chain, whose ends are the answer set;
         ChainSelection.java) or "walk" (each end entity's best walk, ends ranked by it; PathSelection).
-        ``model`` None: the default model, or, for a KG embedded by another encoder, an installed model
-        trained on that encoder's vectors (see :meth:`model_for`)."""
+        ``model`` None: each KG's own scorer (``kgqa train all``); a name: that installed model on every
+        KG."""
         super().__init__(driver)
         if rank_by not in WALK_RANKINGS:
             raise ValueError(f"rank_by must be one of {', '.join(WALK_RANKINGS)}, got {rank_by!r}")
         self.select_walks = select_walks
         self.rank_by = rank_by
-        self.model = model or DEFAULT_MODEL
-        self._named = model is not None
-        self._models: dict[str, str] = {}
+        self.model = model
         self.hops = hops
         self.max_candidates = max_candidates
         self.include_seed = include_seed
         self._hop_predictor = hop_predictor
-        self._sources: dict[str, str | None] = {}
-        self._check_model()
-
-    def _check_model(self) -> None:
-        registry.require_subgraphrag_model(self.model)
-
-    def model_for(self, kg: str) -> str:
-        """The scorer asked for ``kg``: the named one; else the default, unless the default was trained on
-        another encoder's vectors than ``kg``'s and an installed model was trained on ``kg``'s (a scorer
-        reads the KG's stored vectors, so only one of the same encoder can score them)."""
-        if self._named or external_server() is not None:  # a remote server's models are not listed here
-            return self.model
-        if kg not in self._models:
-            chosen = self.model
-            encoder = kg_embedding_model(self.driver, kg)
-            if encoder is not None and registry.subgraphrag_model_encoder(self.model) not in (None, encoder):
-                chosen = next(iter(registry.subgraphrag_models_for(encoder)), self.model)
-            self._models[kg] = chosen
-        return self._models[kg]
 
     def _predicted_hops(self, question: str, kg: str, spans: Sequence[str]) -> tuple[int | None, str]:
-        """The question's hop count from the MetaQA-trained classifier, for MetaQA-shaped KGs only, and
-        where the radius came from.
+        """The question's hop count from the KG's hop classifier, and where the radius came from.
 
         It widens the candidate radius past the model's default (3-hop questions need 3 hops) and tells the
-        extractive answerer how deep the answers lie; other KGs keep the model's radius and the leaf rule.
+        extractive answerer how deep the answers lie; without a classifier the model's radius and the leaf
+        rule stand.
         """
         if self.hops is not None:
             return None, "fixed radius"
-        if kg not in self._sources:
-            self._sources[kg] = resolve_kg(self.driver, kg).source
-        if self._sources[kg] not in HOP_CLASSIFIED_SOURCES:
-            return None, "model radius"
-        if self._hop_predictor is None:
-            try:
-                classifiers = registry.question_classifiers()
-            except ModelMissing as missing:  # the paper's method has no classifier: its radius and leaf rule
-                return None, f"model radius ({missing})"
-            self._hop_predictor = lambda q, entity_texts: int(classifiers.predict_hops(q, entity_texts).hops)
-        return self._hop_predictor(question, spans), "classifier"
+        if self._hop_predictor is not None:
+            return self._hop_predictor(question, spans), "classifier"
+        try:
+            classifiers = registry.question_classifiers(kg)
+        except ModelMissing as missing:  # the paper's method has no classifier: its radius and leaf rule
+            return None, f"model radius ({missing})"
+        return int(classifiers.predict_hops(question, list(spans)).hops), "classifier"
 
     def config(
         self,
@@ -262,7 +232,7 @@ class SubgraphRagRetriever(Retriever):
         config: dict[str, Any] = {
             "k": int(k),
             "kg": kg,
-            "model": self.model_for(kg),
+            **({"model": self.model} if self.model else {}),
             "topicEntities": [e.id for e in topic_entities],
             "topicSpans": [e.span or e.name for e in topic_entities],
         }
@@ -324,13 +294,17 @@ class SubgraphRagRetriever(Retriever):
         return select_answers(ranked, ranked_scores)
 
     def _scorer_name(self, kg: str) -> str:
-        return self.model_for(kg)
+        return self.model or f"{kg}'s own"
 
     def _question_vector(self, question: str, kg: str | None = None) -> np.ndarray | None:
         """z_q, or None to let the database embed the question as the model was trained (the topic masked)."""
         return None
 
+    def _check_model(self, kg: str) -> None:
+        registry.require_subgraphrag_model(kg, self.model)
+
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
+        self._check_model(kg)
         began = time.perf_counter()
         vector = self._question_vector(question, kg)
         embedded = time.perf_counter()

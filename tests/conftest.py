@@ -27,8 +27,14 @@ TEST_HOME = Path(os.environ.get("KGQA_TEST_HOME", Path.home() / ".kgqa-test"))
 TEST_PORT = int(os.environ.get("KGQA_TEST_PORT", "7697"))
 NO_DATA = "benchmark data not found"
 METAQA_KG = "metaqa"
-# What the suite trains when the test home has no SubgraphRAG model: small, a minute or two, the real code.
-QUICK_SUBGRAPHRAG = {"limit": 60, "epochs": 3}
+# What the suite trains when the test home has no models for a KG: smaller than `kgqa train all`'s defaults,
+# the same code.
+QUICK_TRAINING: dict[str, Any] = {
+    "subgraphrag_per_hop": 100,
+    "subgraphrag_epochs": 3,
+    "gsr_examples": 40_000,
+    "route_questions": 60,
+}
 
 _skipped: list[tuple[str, str]] = []
 
@@ -101,50 +107,40 @@ def metaqa_kg(driver: Any, shared_data: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def question_classifiers(neo4j_env: dict[str, str], shared_data: Path) -> Path:
-    """The question classifiers installed in the test home (trained on MetaQA dev when missing: seconds)."""
-    from kgqa.core.errors import ModelMissing
+def metaqa_models(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
+    """KG ``metaqa``'s own models in the test home, made by the real ``kgqa train all`` from MetaQA's dev
+    split when missing (``QUICK_TRAINING``: smaller, the same code); the parts already installed are kept."""
+    from kgqa.learn.train_all import TrainAllOptions, train_all
     from kgqa.models import registry
 
-    try:
-        registry.question_classifiers()
-    except ModelMissing:
-        from kgqa.training.question_classifiers import train_question_classifiers
-
-        train_question_classifiers(shared_data / "metaqa")
-        registry.forget_loaded_models()
-    return registry.question_classifiers_dir()
-
-
-@pytest.fixture(scope="session")
-def subgraphrag_model(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
-    """SubgraphRAG model ``default`` in the test home; when missing, a quick one is trained by the real
-    trainer (MetaQA dev, ``QUICK_SUBGRAPHRAG``), so every road that asks for the default model works."""
-    from kgqa.models.registry import subgraphrag_model_dir
-
-    if not (subgraphrag_model_dir("default") / "meta.json").is_file():
-        from kgqa.training.subgraphrag import TrainConfig, train_subgraphrag
-
-        config = TrainConfig(
-            kg=metaqa_kg, name="default", data_dir=shared_data / "metaqa", **QUICK_SUBGRAPHRAG
-        )
-        train_subgraphrag(driver, config, log=lambda msg: print(f"[kgqa test model] {msg}", file=sys.stderr))
-    return "default"
+    train_all(
+        driver,
+        metaqa_kg,
+        TrainAllOptions(questions=(shared_data / "metaqa",), if_missing=True, **QUICK_TRAINING),
+        log=lambda msg: print(f"[kgqa test models] {msg}", file=sys.stderr),
+    )
+    registry.forget_loaded_models()
+    return metaqa_kg
 
 
 @pytest.fixture(scope="session")
-def gsr_model(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
-    """GSR model ``default`` in the test home; when missing (or older than the vocab.txt the database reads),
-    trained by the real trainer on MetaQA dev and the KG's chains (a few minutes on 2 cores)."""
-    from kgqa.models.gsr import gsr_models_dir
+def question_classifiers(metaqa_models: str) -> Path:
+    """The installed chain and hop classifiers of KG ``metaqa``."""
+    from kgqa.models.kg_models import part_dir
 
-    if not (gsr_models_dir() / "default" / "vocab.txt").is_file():
-        from kgqa.training.gsr import GsrConfig, train_gsr_for_kg
+    return part_dir(metaqa_models, "classifiers")
 
-        train_gsr_for_kg(
-            driver, metaqa_kg, gsr_models_dir() / "default", str(shared_data / "metaqa"), GsrConfig(epochs=30)
-        )
-    return "default"
+
+@pytest.fixture(scope="session")
+def subgraphrag_model(metaqa_models: str) -> str:
+    """KG ``metaqa``'s SubgraphRAG scorer is installed; the KG's name (its models are the KG's own)."""
+    return metaqa_models
+
+
+@pytest.fixture(scope="session")
+def gsr_model(metaqa_models: str) -> str:
+    """KG ``metaqa``'s GSR chain generator is installed; the KG's name."""
+    return metaqa_models
 
 
 def run_kgqa(

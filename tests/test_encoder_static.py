@@ -165,30 +165,24 @@ def test_subgraphrag_model_of_another_encoder_is_refused(
         shutil.rmtree(target, ignore_errors=True)
 
 
-def test_subgraphrag_picks_the_installed_model_of_the_kgs_encoder(
-    driver, fast_kg: str, metaqa_kg: str, subgraphrag_model: str, neo4j_env: dict[str, str]
-) -> None:  # type: ignore[no-untyped-def]
-    """The default scorer reads MiniLM vectors; on a KG of the static encoder's vectors, SubgraphRAG without a
-    named model uses an installed one trained on those, and a named model is used as named."""
-    from kgqa.models import registry
+def test_a_kg_scores_with_its_own_model_only(driver, fast_kg: str) -> None:  # type: ignore[no-untyped-def]
+    """A KG's SubgraphRAG scorer is trained on its own vectors (`kgqa train all --kg KG`): a KG without one is
+    told so in one line, by Python and by the database, and is never scored by another KG's model."""
+    from kgqa.core.errors import ModelMissing
     from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
+    from neo4j.exceptions import ClientError
 
-    static = "all-MiniLM-L6-v2-static"
-    models = Path(neo4j_env["KGQA_HOME"]) / "models" / "subgraphrag"
-    before = registry.subgraphrag_models_for(static)  # a developer's home may hold one already
-    target = models / "zz-static-test"
-    shutil.copytree(models / subgraphrag_model, target)
-    meta = json.loads((target / "meta.json").read_text())
-    (target / "meta.json").write_text(json.dumps({**meta, "encoder": static}))
-    try:
-        retriever = SubgraphRagRetriever(driver)
-        assert retriever.model_for(fast_kg) == (before or ["zz-static-test"])[0]
-        assert retriever.model_for(metaqa_kg) == "default"
-        assert SubgraphRagRetriever(driver, model="default").model_for(fast_kg) == "default"
-    finally:
-        shutil.rmtree(target, ignore_errors=True)
-    if not before:  # none of its encoder: the default, which the database then refuses in one line
-        assert SubgraphRagRetriever(driver).model_for(fast_kg) == "default"
+    with pytest.raises(ModelMissing) as missing:
+        SubgraphRagRetriever(driver).retrieve("who directed The Fall", fast_kg, 10, [])
+    assert f"kgqa train all --kg {fast_kg}" in str(missing.value)
+    with pytest.raises(ClientError) as refused:
+        driver.execute_query(
+            "CALL kgqa.subgraphrag.retrieve('who directed The Fall', {kg: $kg})", {"kg": fast_kg}
+        )
+    message = str(refused.value.message)
+    assert (
+        f"no SubgraphRAG model for KG '{fast_kg}'" in message and f"kgqa train all --kg {fast_kg}" in message
+    )
 
 
 def test_no_embeddings_contradicting_embeddings_is_one_line() -> None:

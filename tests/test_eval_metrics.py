@@ -475,34 +475,3 @@ def test_resuming_with_other_settings_is_refused(tmp_path: Path) -> None:
     _run(tmp_path)
     with pytest.raises(KgqaError, match="different settings"):
         _run(tmp_path, k=5)
-
-
-def test_dev_runs_rank_the_methods_for_auto(tmp_path: Path) -> None:
-    from kgqa.evaluation.runner import record_ranking
-
-    def report(method: str, split: str, hits1: float, n: int) -> dict[str, Any]:
-        config = {
-            "dataset": "metaqa",
-            "split": split,
-            "method": method,
-            "kg": "metaqa",
-            "llm": "none",
-            "k": 100,
-        }
-        return {
-            "config": config,
-            "metrics": {"hits1": hits1},
-            "n_done": n,
-            "created": "now",
-            "outputs": {"report": f"{method}.json"},
-        }
-
-    ranking = tmp_path / "method-ranking.json"
-    assert record_ranking(report("sgrag", "dev", 0.90, 300), ranking) == ranking
-    record_ranking(report("frag", "dev", 0.95, 100), ranking)
-    record_ranking(report("sgrag", "dev", 1.00, 50), ranking)  # a smaller sample does not replace a larger
-    assert record_ranking(report("sgrag", "test", 1.00, 9000), ranking) is None  # never rank on test
-    assert record_ranking(report(REPLAY, "dev", 1.00, 5), ranking) is None  # not a project method
-    saved = json.loads(ranking.read_text())
-    assert saved["ranking"] == ["frag", "sgrag"]
-    assert saved["scores"]["sgrag"]["n"] == 300 and saved["scores"]["sgrag"]["hits1"] == 0.90

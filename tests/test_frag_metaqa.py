@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kgqa.core.metaqa import read_questions
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.frag import FragRetriever, FragTrace
 from neo4j import Driver
@@ -50,7 +50,7 @@ def test_unknown_entity_gives_empty_evidence(answerer: QuestionAnswerer) -> None
 def test_big_neighbourhood_is_pruned_like_gds_pagerank(driver: Driver, metaqa_kg: str) -> None:
     from kgqa.graph.cypher import render
 
-    retriever = FragRetriever(driver, hop_range="complex", chain_model=False)
+    retriever = FragRetriever(driver, hop_range="complex")
     answerer = QuestionAnswerer(driver, kg=metaqa_kg, retriever=retriever)
     question = "who acted in the movies directed by the director of [Some Mother's Son]"
     evidence = answerer.ask(question).evidence
@@ -71,16 +71,23 @@ def test_big_neighbourhood_is_pruned_like_gds_pagerank(driver: Driver, metaqa_kg
     assert len(ours & by_gds) >= 1990  # ties at the 2000th place may fall either way
 
 
-def test_chains_are_reranked_by_the_gsr_model(driver: Driver, metaqa_kg: str, gsr_model: str) -> None:
-    from kgqa.models.registry import gsr_chain_model
+def test_paths_are_ranked_by_the_kgs_ranker(driver: Driver, metaqa_models: str) -> None:
+    from kgqa.models.frag_ranker import FragRanker, RankerWeights, load_ranker
 
     question = "who directed the films that [Lee Pace] starred in"
-    reranked = FragRetriever(driver, chain_model=gsr_chain_model(gsr_model))
-    evidence = QuestionAnswerer(driver, kg=metaqa_kg, retriever=reranked).ask(question).evidence
-    assert trace(evidence.trace).reranker == f"gsr chain model {gsr_model!r}"
-    assert 0 < trace(evidence.trace).chains_reranked <= 64
+    own = load_ranker(metaqa_models)
+    assert own.kinds and own.hub_degree  # what each step arrives at, and the KG's hub degree, read off it
+    evidence = (
+        QuestionAnswerer(driver, kg=metaqa_models, retriever=FragRetriever(driver)).ask(question).evidence
+    )
+    assert trace(evidence.trace).ranker == (own.learned_on or "default weights")
     assert set(evidence.answer_candidates[:3]) == {"Neil LaBute", "Max Winkler", "Tarsem Singh"}
-    plain = FragRetriever(driver, chain_model=False)
-    evidence = QuestionAnswerer(driver, kg=metaqa_kg, retriever=plain).ask(question).evidence
-    assert trace(evidence.trace).reranker.startswith("similarity only")
-    assert trace(evidence.trace).chains_reranked == 0
+    # the ranker is the KG's: a given one replaces it (an ablation), and its weights decide the order
+    flat = FragRanker(RankerWeights(**dict.fromkeys(RankerWeights.__dataclass_fields__, 0.0)), own.kinds)
+    evidence = (
+        QuestionAnswerer(driver, kg=metaqa_models, retriever=FragRetriever(driver, ranker=flat))
+        .ask(question)
+        .evidence
+    )
+    assert trace(evidence.trace).ranker == "default weights"
+    assert evidence.path_scores and set(evidence.path_scores) == {0.0}

@@ -87,7 +87,7 @@ def _check_shape(evidence: Evidence) -> None:
 
 
 def test_one_hop_question(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1))
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
     evidence = ask(retriever, "who directed [Alpha Film]", tiny_kg)
     _check_shape(evidence)
     assert trace(evidence).hop_range == "simple"
@@ -97,7 +97,7 @@ def test_one_hop_question(driver: Driver, tiny_kg: str) -> None:
 
 
 def test_stage_sets_narrow_towards_the_answer(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1), trace_stages=True)
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1), trace_stages=True)
     evidence = ask(retriever, "who directed [Alpha Film]", tiny_kg)
     stages = trace(evidence).stages
     assert stages is not None and stages["kept_ends"] == evidence.answer_candidates
@@ -107,7 +107,7 @@ def test_stage_sets_narrow_towards_the_answer(driver: Driver, tiny_kg: str) -> N
     assert (
         trace(
             ask(
-                FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1)),
+                FragRetriever(driver, hop_predictor=fixed("simple", 1)),
                 "who directed [Alpha Film]",
                 tiny_kg,
             )
@@ -117,7 +117,7 @@ def test_stage_sets_narrow_towards_the_answer(driver: Driver, tiny_kg: str) -> N
 
 
 def test_two_hop_question_never_walks_back_through_the_topic(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 2))
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
     evidence = ask(retriever, "who directed the films [Ann Actor] starred in", tiny_kg)
     _check_shape(evidence)
     assert evidence.answer_candidates[0] == "Dan Director"  # directed both of her films
@@ -129,7 +129,7 @@ def test_two_hop_question_never_walks_back_through_the_topic(driver: Driver, tin
 
 def test_complex_keeps_one_shortest_path_per_node(driver: Driver, tiny_kg: str) -> None:
     config = FragConfig(keep_paths=100)
-    retriever = FragRetriever(driver, config, chain_model=False, hop_predictor=fixed("complex", 3))
+    retriever = FragRetriever(driver, config, hop_predictor=fixed("complex", 3))
     question = "what year were the films with the actors of [Alpha Film] released"
     evidence = ask(retriever, question, tiny_kg)
     _check_shape(evidence)
@@ -143,9 +143,7 @@ def test_complex_keeps_one_shortest_path_per_node(driver: Driver, tiny_kg: str) 
 
 
 def test_ppr_pruning_keeps_the_nodes_nearest_the_topic(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(
-        driver, FragConfig(keep_nodes=4), chain_model=False, hop_predictor=fixed("complex", 3)
-    )
+    retriever = FragRetriever(driver, FragConfig(keep_nodes=4), hop_predictor=fixed("complex", 3))
     evidence = ask(retriever, "who starred in films directed by the director of [Alpha Film]", tiny_kg)
     assert trace(evidence).ppr_pruned is True
     assert trace(evidence).kept_nodes == 4
@@ -166,7 +164,7 @@ def test_ppr_pruning_keeps_the_nodes_nearest_the_topic(driver: Driver, tiny_kg: 
 
 
 def test_no_topic_entity(driver: Driver, tiny_kg: str) -> None:
-    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 1))
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 1))
     evidence = ask(retriever, "who directed Xqzvbn Plorkwisty", tiny_kg)
     assert evidence.is_empty and evidence.paths == [] and evidence.topic_entities == []
     assert evidence.reason == "no topic entity"
@@ -176,7 +174,7 @@ def test_missing_classifier_falls_back_to_complex(
     driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     monkeypatch.setenv("KGQA_HOME", str(tmp_path))  # a home where nothing was trained
-    evidence = ask(FragRetriever(driver, chain_model=False), "who directed [Alpha Film]", tiny_kg)
+    evidence = ask(FragRetriever(driver), "who directed [Alpha Film]", tiny_kg)
     assert trace(evidence).hop_range == "complex"
     assert trace(evidence).hop_range_source.startswith("fallback (no question classifier is installed")
     assert "Dan Director" in evidence.answer_candidates
@@ -192,7 +190,7 @@ def test_injection_text_in_the_question(driver: Driver, tiny_kg: str) -> None:
         return int(records[0]["nodes"]), int(records[0]["rels"])
 
     before = counts()
-    retriever = FragRetriever(driver, chain_model=False, hop_predictor=fixed("simple", 2))
+    retriever = FragRetriever(driver, hop_predictor=fixed("simple", 2))
     for question in [
         'who directed [Alpha Film"}) MATCH (n) DETACH DELETE n //]',
         "who directed Alpha Film'}) DETACH DELETE n RETURN {x: 1} //",

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from kgqa.core.errors import ModelMissing
-from kgqa.core.metaqa import read_questions
 from kgqa.core.text import mask_topic
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.graph.cypher import render
-from kgqa.models.gsr import MASK, ChainModel, gsr_models_dir, masked
+from kgqa.models.gsr import ChainModel, masked
+from kgqa.models.kg_models import part_dir
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.gsr import GsrRetriever, GsrTrace
 from kgqa.retrieve.linking import link_entities
-from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace
 from kgqa.training import gsr
 from kgqa.training.gsr_data import Example
+from kgqa.training.questions import LabelledQuestion
 from neo4j import Driver
 
 RELATIONS = ["directed_by", "written_by", "starred_actors"]
@@ -47,7 +47,10 @@ def test_onnx_agrees_with_torch_and_beam_search_finds_the_trained_chain(tmp_path
         ),
     ]
     model, vocab, _report = gsr.train(
-        rows * 20, rows, RELATIONS, gsr.GsrConfig(epochs=40, d_model=64, heads=2, lr=3e-3, dropout=0.0)
+        rows * 20,
+        rows,
+        RELATIONS,
+        gsr.GsrConfig(examples=2400, d_model=64, heads=2, lr=3e-3, dropout=0.0),
     )
     gsr.export(model, vocab, tmp_path, {"kg": "test"})  # raises when ONNX and torch disagree
     onnx = ChainModel(tmp_path)
@@ -76,7 +79,7 @@ def test_onnx_agrees_with_torch_and_beam_search_finds_the_trained_chain(tmp_path
 def test_a_missing_model_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(ModelMissing) as error:
         ChainModel(tmp_path / "absent")
-    assert "kgqa train gsr" in str(error.value) and "\n" not in str(error.value)
+    assert "kgqa train all" in str(error.value) and "\n" not in str(error.value)
 
 
 @pytest.fixture(scope="module")
@@ -104,13 +107,13 @@ def test_the_database_generates_the_chains_the_python_reference_does(
 ) -> None:
     """kgqa.gsr.chains (ONNX Runtime Java, the Java tokenizer and beam search) against kgqa.models.gsr
     (onnxruntime and tokenizers in Python) on the same trained model: same chains, same order, same scores."""
-    reference = ChainModel(gsr_models_dir() / gsr_model)
+    reference = ChainModel(part_dir(gsr_model, "gsr"))
     for q in read_questions("dev", hop, root=shared_data / "metaqa")[:4]:
         expected = reference.chains(masked(q.question), beams=10)
         records = driver.execute_query(
             "CALL kgqa.gsr.chains($question, $config) YIELD chain, score, maskedQuestion "
             "RETURN chain, score, maskedQuestion",
-            {"question": q.question, "config": {"kg": metaqa_kg, "model": gsr_model}},
+            {"question": q.question, "config": {"kg": metaqa_kg}},
         ).records
         assert records[0]["maskedQuestion"] == masked(q.question)
         got = [(tuple((r, d) for r, d in rec["chain"]), rec["score"]) for rec in records]
@@ -121,7 +124,7 @@ def test_the_database_generates_the_chains_the_python_reference_does(
 def test_retrieve_in_cypher_streams_the_walked_paths(driver: Driver, metaqa_kg: str, gsr_model: str) -> None:
     records = driver.execute_query(
         render("gsr/retrieve"),
-        {"question": "who directed [Kismet]", "config": {"kg": metaqa_kg, "model": gsr_model, "keep": 1}},
+        {"question": "who directed [Kismet]", "config": {"kg": metaqa_kg, "keep": 1}},
     ).records
     assert records and all(r["chain"] == [["directed_by", "out"]] for r in records)
     assert "William Dieterle" in {r["answer"] for r in records}
@@ -132,7 +135,7 @@ def test_bad_arguments_in_cypher(driver: Driver, metaqa_kg: str, gsr_model: str)
     from neo4j.exceptions import ClientError
 
     for config, reason in [
-        ({"model": "no-such-model"}, "no GSR model 'no-such-model'"),
+        ({"kg": metaqa_kg, "model": "no-such-model"}, "no GSR model 'no-such-model'"),
         ({"beams": 0}, "config.beams must be between 1 and 100"),
         ({"beams": -5}, "config.beams"),
         ({"kg": "no-such-kg"}, "no knowledge graph named 'no-such-kg'"),
@@ -144,78 +147,45 @@ def test_bad_arguments_in_cypher(driver: Driver, metaqa_kg: str, gsr_model: str)
         assert reason in str(error.value.message) and "\n" not in str(error.value.message)
     empty = driver.execute_query(
         render("gsr/retrieve"),
-        {"question": "who directed it", "config": {"kg": metaqa_kg, "model": gsr_model}},
+        {"question": "who directed it", "config": {"kg": metaqa_kg}},
     ).records
     assert empty == []
 
 
-def test_a_missing_model_fails_before_the_first_question(driver: Driver) -> None:
+def test_a_missing_model_is_one_line_naming_the_kgs_training(driver: Driver, metaqa_kg: str) -> None:
+    topics = link_entities(driver, "who directed [Kismet]", metaqa_kg)
     with pytest.raises(ModelMissing) as error:
-        GsrRetriever(driver, model="no-such-model")
-    assert "kgqa train gsr --name no-such-model" in str(error.value)
+        GsrRetriever(driver, model="no-such-model").retrieve("who directed [Kismet]", metaqa_kg, 100, topics)
+    assert "kgqa train gsr --kg metaqa --name no-such-model" in str(error.value)
 
 
-def test_sgrag_falls_back_to_a_generated_chain(
-    driver: Driver, metaqa_kg: str, gsr_model: str, question_classifiers: object
-) -> None:
-    question = "who directed [Kismet]"
-    topics = link_entities(driver, question, metaqa_kg)
-    unsure = SgragRetriever(driver, fallback_below=1e9)  # every score counts as unsure
-    evidence = unsure.retrieve(question, metaqa_kg, 100, topics)
-    trace = evidence.trace
-    assert isinstance(trace, SgragTrace) and trace.fallback_reason.startswith("classifier unsure")
-    assert trace.gsr_fallback is not None and trace.gsr_fallback.executed[0] == [("directed_by", "out")]
-    assert evidence.answer_candidates[0] == "William Dieterle" and evidence.hops == 1
-    assert ("Kismet", "directed_by", "William Dieterle") in evidence.triplets
-    alone = SgragRetriever(driver, fallback=False).retrieve(question, metaqa_kg, 100, topics)
-    assert isinstance(alone.trace, SgragTrace) and alone.trace.gsr_fallback is None
-    assert alone.trace.fallback_reason == "" and alone.answer_candidates[0] == "William Dieterle"
+def _q(text: str, span: str, chain: tuple[tuple[str, str], ...]) -> LabelledQuestion:
+    return LabelledQuestion(text, (span,), (span,), ("x",), chain, "test")
 
 
-def test_walkable_chains_follow_the_kg_and_ignore_rare_joins() -> None:
-    from kgqa.training.gsr_data import path_examples, walkable_chains
-
-    signatures = [
-        (["directed_by", "starred_actors"], [], 100),  # films
-        ([], ["directed_by"], 20),  # directors
-        ([], ["starred_actors"], 50),  # actors
-        (["directed_by"], ["starred_actors"], 1),  # a film that shares its name with an actor
+def test_a_kg_trains_its_generator_from_its_questions(tmp_path: Path) -> None:
+    relations = ["directed_by", "starred_actors"]
+    directed = (("directed_by", "out"),)
+    costars = (("starred_actors", "in"), ("starred_actors", "out"))
+    training = [_q(f"who directed {n}", n, directed) for n in ("Heat", "Up", "Big")] + [
+        _q(f"who acted with {n}", n, costars) for n in ("Ann Lee", "Bo Park")
     ]
-    chains = walkable_chains(signatures, max_hops=2)
-    assert (("directed_by", "out"),) in chains and (("directed_by", "in"),) in chains
-    # film -> director -> other films, and film -> actor -> films
-    assert (("directed_by", "out"), ("directed_by", "in")) in chains
-    assert (("starred_actors", "out"), ("starred_actors", "in")) in chains
-    # a director never stars: no director -> starred_actors step
-    assert (("directed_by", "out"), ("starred_actors", "out")) not in chains
-    # 1 actor of 51 is also a film with a director: too rare a join to teach
-    assert (("starred_actors", "out"), ("directed_by", "out")) not in chains
-    examples = path_examples(chains, {"directed_by": "directed by", "starred_actors": "starred actors"}, 2, 1)
-    assert len(examples) == 2 * len(chains) and all(e.task == "path" for e in examples)
-    assert all(e.text.count(MASK) == 1 and e.text.replace(MASK, "").islower() for e in examples)
-
-
-def test_a_kg_without_questions_trains_from_its_own_chains(tmp_path: Path) -> None:
-    from kgqa.training.gsr_data import walkable_chains
-
-    relations = {"directed_by": "directed by", "starred_actors": "starred actors"}
-    chains = walkable_chains([(["directed_by", "starred_actors"], [], 10), ([], ["directed_by"], 5)], 2)
-    cfg = gsr.GsrConfig(epochs=2, d_model=32, heads=2)
-    report = gsr.train_gsr(relations, tmp_path / "m", cfg=cfg, path_chains=chains, questions=False)
-    assert report.validation > 0 and (tmp_path / "m" / "vocab.txt").is_file()
-    assert ChainModel(tmp_path / "m").chains("[MASK] directed by", beams=2)
-    # refit (the default): a second run on every wording, the held-out ones included
-    assert report.refit_examples == report.examples + report.validation
-    once = gsr.train_gsr(
-        relations, tmp_path / "once", cfg=replace(cfg, refit=False), path_chains=chains, questions=False
+    validation = [_q("who directed Jaws", "Jaws", directed)]
+    report = gsr.train_gsr(
+        relations, tmp_path / "m", training, validation, gsr.GsrConfig(examples=3000, d_model=32, heads=2)
     )
-    assert once.refit_examples == 0 and once.examples == report.examples
+    assert report.validation == 1 and report.examples == 5 + 2 * len(relations)  # and one per relation way
+    assert (tmp_path / "m" / "vocab.txt").is_file()
+    chains = ChainModel(tmp_path / "m").chains("who directed [MASK]", beams=2)
+    assert chains[0].steps == directed
+    with pytest.raises(ValueError, match="relations the KG does not have"):
+        gsr.train_gsr(["directed_by"], tmp_path / "n", training, [], gsr.GsrConfig(examples=1000))
 
 
 def test_given_chains_score_as_the_beam_search_scored_them(gsr_model: str) -> None:
     from kgqa.models.registry import gsr_chain_model
 
-    model = gsr_chain_model(gsr_model)
+    model = gsr_chain_model(gsr_model)  # the KG's own
     question = masked("which films did [Kismet]'s director direct")
     beams = model.chains(question, beams=5)
     scores = model.score(question, [list(c.steps) for c in beams] + [[("no_such_relation", "out")], []])

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgqa.core.metaqa import read_questions
 from kgqa.core.text import without_brackets
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.qa.answering import QuestionAnswerer
 from neo4j import Driver
 from neo4j.exceptions import ClientError
@@ -98,7 +98,7 @@ def test_ask_and_cypher_link_200_questions_identically(
 
         assert [key(e) for e in asked] == [key(e) for e in in_db]
         assert [e["score"] for e in asked] == pytest.approx([round(e["score"], 4) for e in in_db], abs=1e-4)
-        config = {"kg": metaqa_kg, "model": subgraphrag_model, "k": K}
+        config = {"kg": metaqa_kg, "k": K}
         linked_in_procedure = _rows(driver, question, config)
         if asked:
             linked_somewhere += 1

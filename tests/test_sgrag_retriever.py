@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from kgqa.core.types import LinkedEntity
+from kgqa.models import registry
 from kgqa.retrieve.linking import link_entities
 from kgqa.retrieve.paths import rank_answers, select_paths
 from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace, run_template
@@ -64,29 +65,31 @@ def tiny_kg(driver) -> Iterator[str]:  # type: ignore[no-untyped-def]
         _delete(driver, kg)
 
 
-def _answers(driver, qtype: str, topic: str) -> list[str]:  # type: ignore[no-untyped-def]
-    return sorted(set(run_template(driver, qtype, KG, [topic]).answers))
+def _answers(driver, chain: str, topic: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted(set(run_template(driver, chain, KG, [topic]).answers))
 
 
 def test_paths_never_pass_back_through_the_topic(driver, tiny_kg: str) -> None:  # type: ignore[no-untyped-def]
     # Co-stars of Ann: Bob (through Alpha) -- never Ann herself through Alpha or Beta.
-    assert _answers(driver, "actor_to_movie_to_actor", "Ann Actor") == ["Bob Actor"]
+    assert _answers(driver, "starred_actors<|starred_actors>", "Ann Actor") == ["Bob Actor"]
     # Films sharing an actor with Alpha: Beta (Ann) and Gamma (Bob), not Alpha itself.
-    assert _answers(driver, "movie_to_actor_to_movie", "Alpha Film") == ["Beta Film", "Gamma Film"]
+    assert _answers(driver, "starred_actors>|starred_actors<", "Alpha Film") == ["Beta Film", "Gamma Film"]
     # Directors of those films: Eve (Beta) and Dee (Gamma). Dee is also Alpha's director, but is reached
     # through Gamma; Alpha -> Ann <- Alpha -> Dee would backtrack and is not a path.
-    assert _answers(driver, "movie_to_actor_to_movie_to_director", "Alpha Film") == [
+    assert _answers(driver, "starred_actors>|starred_actors<|directed_by>", "Alpha Film") == [
         "Dee Director",
         "Eve Director",
     ]
-    assert _answers(driver, "movie_to_actor_to_movie_to_year", "Alpha Film") == ["1995"]  # not Alpha's 1990
-    paths = run_template(driver, "movie_to_actor_to_movie_to_director", KG, ["Alpha Film"]).paths
+    assert _answers(driver, "starred_actors>|starred_actors<|release_year>", "Alpha Film") == [
+        "1995"
+    ]  # not Alpha's 1990
+    paths = run_template(driver, "starred_actors>|starred_actors<|directed_by>", KG, ["Alpha Film"]).paths
     for path in paths:
         assert all(head != "Alpha Film" for head, _rel, _tail in path[1:])
 
 
 def test_triplets_keep_the_kg_direction(driver, tiny_kg: str) -> None:  # type: ignore[no-untyped-def]
-    match = run_template(driver, "actor_to_movie_to_director", KG, ["Bob Actor"])
+    match = run_template(driver, "starred_actors<|directed_by>", KG, ["Bob Actor"])
     assert sorted(map(tuple, match.paths)) == [
         (("Alpha Film", "starred_actors", "Bob Actor"), ("Alpha Film", "directed_by", "Dee Director")),
         (("Gamma Film", "starred_actors", "Bob Actor"), ("Gamma Film", "directed_by", "Dee Director")),
@@ -97,26 +100,30 @@ def test_triplets_keep_the_kg_direction(driver, tiny_kg: str) -> None:  # type: 
 
 
 def test_scoped_to_one_kg(driver, tiny_kg: str) -> None:  # type: ignore[no-untyped-def]
-    assert _answers(driver, "movie_to_actor", "Alpha Film") == ["Ann Actor", "Bob Actor"]
-    other = run_template(driver, "movie_to_actor", OTHER_KG, ["Alpha Film"])
+    assert _answers(driver, "starred_actors>", "Alpha Film") == ["Ann Actor", "Bob Actor"]
+    other = run_template(driver, "starred_actors>", OTHER_KG, ["Alpha Film"])
     assert other.answers == ["Zed Actor"]
 
 
 def test_max_paths_guard(driver, tiny_kg: str) -> None:  # type: ignore[no-untyped-def]
-    full = run_template(driver, "movie_to_actor_to_movie_to_director", KG, ["Alpha Film"])
+    full = run_template(driver, "starred_actors>|starred_actors<|directed_by>", KG, ["Alpha Film"])
     assert len(full.paths) == 2 and not full.truncated
-    cut = run_template(driver, "movie_to_actor_to_movie_to_director", KG, ["Alpha Film"], max_paths=1)
+    cut = run_template(
+        driver, "starred_actors>|starred_actors<|directed_by>", KG, ["Alpha Film"], max_paths=1
+    )
     assert len(cut.paths) == 1 and cut.truncated
 
 
-def test_unknown_type_is_refused(driver) -> None:  # type: ignore[no-untyped-def]
-    for qtype in ("movie_to_x}) DETACH DELETE n //", "actor_to_director", "movie", ""):
-        with pytest.raises(ValueError, match="not a MetaQA question type"):
-            run_template(driver, qtype, KG, ["Alpha Film"])
+def test_a_chain_that_is_not_one_is_refused(driver) -> None:  # type: ignore[no-untyped-def]
+    for chain in ("movie_to_x", "starred_actors", "", "a>|"):
+        with pytest.raises(ValueError, match="is not a relation followed by"):
+            run_template(driver, chain, KG, ["Alpha Film"])
+    with pytest.raises(ValueError, match="cannot be quoted"):
+        run_template(driver, "x`]->(n) DETACH DELETE n //>", KG, ["Alpha Film"])
 
 
 def test_select_paths_keeps_every_answer_within_k(driver, tiny_kg: str) -> None:  # type: ignore[no-untyped-def]
-    match = run_template(driver, "movie_to_actor_to_movie_to_director", KG, ["Alpha Film"])
+    match = run_template(driver, "starred_actors>|starred_actors<|directed_by>", KG, ["Alpha Film"])
     answers, _support, first = rank_answers(match)
     chosen, count = select_paths(match, answers, first, k=1)
     assert {match.answers[i] for i in chosen} == set(answers)  # one path per answer even over k
@@ -126,9 +133,9 @@ def test_select_paths_keeps_every_answer_within_k(driver, tiny_kg: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def retriever(driver, question_classifiers) -> SgragRetriever:  # type: ignore[no-untyped-def]
-    # the real classifiers, installed in the test home; templates only (test_gsr tests the GSR fallback)
-    return SgragRetriever(driver, fallback=False)
+def retriever(driver, metaqa_models: str) -> SgragRetriever:  # type: ignore[no-untyped-def]
+    # KG metaqa's real classifiers: the tiny KG has its relations and no models of its own
+    return SgragRetriever(driver, classifiers=registry.question_classifiers(metaqa_models))
 
 
 def test_retriever_end_to_end(
@@ -141,7 +148,7 @@ def test_retriever_end_to_end(
     assert [(t.id, t.how) for t in topics] == [("Alpha Film", "bracket")]
     evidence = retriever.retrieve(question, KG, k=100, topic_entities=topics)
     assert evidence.method == "sgrag" and isinstance(evidence.trace, SgragTrace)
-    assert evidence.trace.qtype == "movie_to_actor_to_movie"
+    assert evidence.trace.chain == "starred_actors>|starred_actors<"
     assert evidence.hops == 2 and evidence.trace.hop_range == "simple"
     assert sorted(evidence.answer_candidates) == ["Beta Film", "Gamma Film"]
     # MOT: deduplicated, and ordered outward from the topic entity.
@@ -151,21 +158,21 @@ def test_retriever_end_to_end(
     assert {"classify", "template", "mot"} <= set(evidence.latency_ms)
 
 
-def test_retriever_falls_back_to_a_type_that_matches(
+def test_retriever_falls_back_to_a_chain_that_matches(
     driver,
     tiny_kg: str,  # type: ignore[no-untyped-def]
     retriever: SgragRetriever,
 ) -> None:
-    # Worded like "who directed [X]" but X is an actor: movie_to_director matches nothing from an actor, so
-    # a next-best type is tried; whatever it is, it must start from an actor.
+    # Worded like "who directed [X]" but X is an actor: directed_by> matches nothing from an actor, so a
+    # next-best chain is tried; whatever it is, it must start from an actor.
     topics = [LinkedEntity(id="Ann Actor", name="Ann Actor", score=1.0, how="given")]
     evidence = retriever.retrieve("who directed [Ann Actor]", KG, k=100, topic_entities=topics)
     assert isinstance(evidence.trace, SgragTrace)
-    tried = evidence.trace.qtypes_tried
-    assert tried[0] == "movie_to_director"
+    tried = evidence.trace.chains_tried
+    assert tried[0] == "directed_by>"
     assert len(tried) >= 2
     if evidence.answer_candidates:
-        assert evidence.trace.qtype.startswith("actor_to_")
+        assert evidence.trace.chain.startswith("starred_actors<")
 
 
 def test_no_topic_entity_gives_empty_evidence(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kgqa.core.metaqa import read_questions
+from kgqa.evaluation.metaqa import read_questions
 from kgqa.graph.cypher import render
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.simgrag import SimGragTrace

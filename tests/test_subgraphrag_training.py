@@ -18,10 +18,10 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from kgqa.core.errors import KgqaError  # noqa: E402
-from kgqa.core.metaqa import MetaqaQuestion  # noqa: E402
 from kgqa.core.text import without_brackets  # noqa: E402
 from kgqa.retrieve.subgraphrag import SubgraphRagTrace, answer_candidates, dedup_scored  # noqa: E402
 from kgqa.training import subgraphrag as sg  # noqa: E402
+from kgqa.training.questions import LabelledQuestion  # noqa: E402
 from kgqa.training.subgraphrag_data import (  # noqa: E402
     ChainLabels,
     DdeLayout,
@@ -37,7 +37,6 @@ from kgqa.training.subgraphrag_data import (  # noqa: E402
     path_slots,
     path_weights,
     shortest_path_labels,
-    split_questions,
 )
 
 # --- weak labels ---
@@ -297,8 +296,8 @@ def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="differ"):
         check_parts(parts, other, rows, 384, 10, 1e-4)
 
-    target = sg.install_model("toy", model_bytes, {"input_dim": model.input_dim}, root=tmp_path)
-    again = sg.install_model("toy", model_bytes, {"input_dim": model.input_dim, "v": 2}, root=tmp_path)
+    target = sg.install_model(tmp_path / "toy", model_bytes, {"input_dim": model.input_dim})
+    again = sg.install_model(tmp_path / "toy", model_bytes, {"input_dim": model.input_dim, "v": 2})
     assert target == again and json.loads((target / "meta.json").read_text())["v"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]
 
@@ -335,7 +334,7 @@ def test_question_relation_model_exports_and_splits_like_torch(tmp_path: Path) -
     from kgqa.training.scorer_onnx import PARTS_FILE, add_parts
 
     meta = {"input_dim": model.input_dim, "embedding_dim": 384, "question_relation": True}
-    target = sg.install_model("qr", model_bytes, meta, root=tmp_path)
+    target = sg.install_model(tmp_path / "qr", model_bytes, meta)
     assert add_parts(target) == target / PARTS_FILE
 
 
@@ -392,16 +391,38 @@ def test_sample_rows_keeps_positives() -> None:
     assert (~labels[rows]).sum() <= 3
 
 
-def test_split_is_deterministic_disjoint_and_stratified() -> None:
+def test_train_all_splits_are_deterministic_and_keep_wordings_apart() -> None:
+    from kgqa.learn.train_all import split_labelled, split_synthesised
+
     questions = [
-        MetaqaQuestion(f"q{i} [x]", ("x",), ("a",), None, 1 + i % 3, "dev", "vanilla", i) for i in range(300)
+        LabelledQuestion(
+            f"who directed film {i % 40}" if i % 2 else f"what did person {i % 40} write",
+            (f"film {i % 40}" if i % 2 else f"person {i % 40}",),
+            ("e",),
+            ("a",),
+            (("r", "out"),),
+            f"f:{i}",
+        )
+        for i in range(300)
     ]
-    train, val, hold = split_questions(questions, seed=7)
-    again = split_questions(questions, seed=7)
-    assert [q.key for q in train] == [q.key for q in again[0]]
-    keys = [q.key for q in train + val + hold]
-    assert len(keys) == len(set(keys)) == 300
-    assert len(val) == len(hold) == 30 and {q.hops for q in val} == {1, 2, 3}
+    train, val, route = split_labelled(questions, 0.1, 0.05, seed=7)
+    again = split_labelled(questions, 0.1, 0.05, seed=7)
+    assert [q.source for q in train] == [q.source for q in again[0]]
+    assert len({q.source for q in train + val + route}) == 300
+    # the masked wording decides: no wording is in two parts
+    from kgqa.models.question_classifiers import mask_question
+
+    def wordings(part: list[LabelledQuestion]) -> set[str]:
+        return {mask_question(q.text, q.topic_spans) for q in part}
+
+    assert not wordings(train) & wordings(route) and not wordings(train) & wordings(val)
+    synthesised = [
+        LabelledQuestion("q", (f"t{i % 50}",), ("t",), ("a",), (("r", "out"),), "synthesised", "AB"[i % 2])
+        for i in range(200)
+    ]
+    s_train, s_val, s_route = split_synthesised(synthesised, 0.1, seed=7)
+    assert {q.wording for q in s_route} == {"B"} and {q.wording for q in s_train + s_val} == {"A"}
+    assert not {q.topic_ids for q in s_train} & {q.topic_ids for q in s_val}
 
 
 # --- retriever helpers ---
@@ -455,7 +476,9 @@ def test_db_candidates_match_the_numpy_reference(driver, metaqa_kg) -> None:  # 
 
 
 @pytest.mark.slow
-def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_classifiers) -> None:  # type: ignore[no-untyped-def]
+def test_train_with_limit_installs_a_working_model(
+    driver, metaqa_kg, question_classifiers, shared_data
+) -> None:  # type: ignore[no-untyped-def]
     from tests.conftest import run_kgqa
 
     result = run_kgqa(
@@ -463,16 +486,20 @@ def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_c
         "subgraphrag",
         "--kg",
         "metaqa",
+        "--questions",
+        str(shared_data / "metaqa"),
         "--name",
         "pytest-tiny",
         "--epochs",
         "2",
-        "--limit",
+        "--per-hop",
         "40",
         timeout=1200,
     )
     assert result.returncode == 0, result.stderr
-    directory = sg.model_dir("pytest-tiny")
+    from kgqa.models.registry import subgraphrag_model_dir
+
+    directory = subgraphrag_model_dir("metaqa", "pytest-tiny")
     meta = json.loads((directory / "meta.json").read_text())
     # the defaults: 3+3 DDE rounds (14 per entity), 2-step path codes (4 relation mixtures per entity),
     # the question-relation block (z_q ⊙ z_rel), chain labels, the topic masked in z_q
@@ -547,7 +574,9 @@ def test_train_with_limit_installs_a_working_model(driver, metaqa_kg, question_c
     assert fixed.answer_candidates and "Kismet" not in fixed.answer_candidates
     # --if-missing (scripts/demo --all-methods): an installed model is kept, not retrained.
     before = (directory / "meta.json").read_bytes()
-    kept = run_kgqa("train", "subgraphrag", "--name", "pytest-tiny", "--if-missing", timeout=120)
+    kept = run_kgqa(
+        "train", "subgraphrag", "--kg", "metaqa", "--name", "pytest-tiny", "--if-missing", timeout=120
+    )
     assert kept.returncode == 0, kept.stderr
     assert "kept" in kept.stdout and (directory / "meta.json").read_bytes() == before
 
@@ -572,7 +601,9 @@ def test_feature_cache_key_covers_the_question_rows() -> None:
     from kgqa.training.subgraphrag import _cache_key, feature_cache_key
 
     val = [
-        MetaqaQuestion(f"who directed [F{i}]", (f"F{i}",), ("D",), None, 1, "dev", "vanilla", i)
+        LabelledQuestion(
+            f"who directed F{i}", (f"F{i}",), (f"F{i}",), ("D",), (("directed_by", "out"),), f"d:{i}"
+        )
         for i in range(3)
     ]
     common = {"version": 2, "kg": "fp", "hops": 2}

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from kgqa.models.encoder import source_dir
-from kgqa.training.gsr_data import Example
-from neo4j import Driver, RoutingControl
+from kgqa.training.gsr_data import Example, index_examples, question_examples
+from kgqa.training.questions import LabelledQuestion
 from torch import nn
 
 PAD, BOS, EOS = 0, 1, 2
@@ -39,14 +39,17 @@ class GsrConfig:
     encoder_layers: int = 2
     decoder_layers: int = 2
     dropout: float = 0.1
-    epochs: int = 6
+    # How many examples training reads in all: the epochs follow from the number of distinct examples (a KG
+    # with few wordings takes more passes over them), between min_epochs and max_epochs.
+    examples: int = 150_000
+    min_epochs: int = 3
+    max_epochs: int = 60
     batch_size: int = 64
     lr: float = 1e-3
     seed: int = 13
-    # After the run that measures chain accuracy on held-out wordings, train again on every wording: the
-    # installed model then knows all of them (a tenth of MetaQA dev's wordings were never trained on before,
-    # e.g. "who co-starred with": 80% of those 2-hop dev questions got the 1-hop chain).
-    refit: bool = True
+
+    def epochs_for(self, distinct: int) -> int:
+        return max(self.min_epochs, min(self.max_epochs, round(self.examples / max(distinct, 1))))
 
 
 def chain_tokens(relations: Sequence[str]) -> list[str]:
@@ -160,7 +163,11 @@ class TrainReport:
     valid_chain_accuracy: float  # greedy top-1 chain == gold, on the held-out dev questions
     parameters: int
     trainable_parameters: int
-    refit_examples: int = 0  # examples of the second run on every wording (0: the model is the first run's)
+
+
+def device() -> torch.device:
+    """A GPU when torch sees one, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def train(
@@ -170,22 +177,35 @@ def train(
     cfg: GsrConfig,
     progress: Callable[[str], None] = lambda _m: None,
 ) -> tuple[ChainGenerator, dict[str, int], TrainReport]:
+    from tqdm import tqdm
+
     torch.manual_seed(cfg.seed)
     rng = random.Random(cfg.seed)
+    run_on = device()
     tokens = chain_tokens(relations)
     vocab = {t: i for i, t in enumerate(tokens)}
     wp = WordPiece()
     rows = [(wp.ids(e.text), encode_chain(e.chain, vocab)) for e in train_rows]
-    model = ChainGenerator(word_embeddings(), len(tokens), cfg)
+    epochs = cfg.epochs_for(len(rows))
+    model = ChainGenerator(word_embeddings(), len(tokens), cfg).to(run_on)
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
-    steps = cfg.epochs * math.ceil(len(rows) / cfg.batch_size)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=cfg.lr, total_steps=steps)
+    batches = math.ceil(len(rows) / cfg.batch_size)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=cfg.lr, total_steps=epochs * batches)
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)
     began = time.monotonic()
-    for epoch in range(cfg.epochs):
+    for epoch in range(epochs):
         model.train()
         total = 0.0
-        for ids, mask, chains in _batches(rows, cfg.batch_size, rng):
+        sample = rows
+        bar = tqdm(
+            _batches(sample, cfg.batch_size, rng),
+            total=batches,
+            desc=f"GSR epoch {epoch + 1}/{epochs}",
+            unit="batch",
+            leave=False,
+        )
+        for ids, mask, chains in bar:
+            ids, mask, chains = ids.to(run_on), mask.to(run_on), chains.to(run_on)
             memory = model.encode(ids, mask)
             logits = model.decode(memory, mask, chains[:, :-1])
             loss = loss_fn(logits.reshape(-1, logits.shape[-1]), chains[:, 1:].reshape(-1))
@@ -194,15 +214,18 @@ def train(
             optimiser.step()
             schedule.step()
             total += float(loss.detach()) * ids.shape[0]
+        if epoch + 1 < epochs and (epoch + 1) % max(1, epochs // 6):
+            continue  # the held-out accuracy about six times in a run: greedy decoding costs
         accuracy = chain_accuracy(model, wp, valid_rows, vocab)
         progress(
-            f"epoch {epoch + 1}/{cfg.epochs}: loss {total / len(rows):.4f},"
-            f" valid chain accuracy {accuracy:.4f}"
+            f"GSR epoch {epoch + 1}/{epochs}: loss {total / len(sample):.4f},"
+            f" chain accuracy on held-out wordings {accuracy:.4f} ({time.monotonic() - began:.0f}s)"
         )
+    model = model.cpu()
     report = TrainReport(
         examples=len(rows),
         validation=len(valid_rows),
-        epochs=cfg.epochs,
+        epochs=epochs,
         seconds=round(time.monotonic() - began, 1),
         valid_chain_accuracy=chain_accuracy(model, wp, valid_rows, vocab),
         parameters=sum(p.numel() for p in model.parameters()),
@@ -214,14 +237,15 @@ def train(
 @torch.no_grad()
 def greedy(model: ChainGenerator, wp: WordPiece, texts: Sequence[str]) -> list[list[int]]:
     model.eval()
+    on = next(model.parameters()).device
     out = []
     for text in texts:
-        ids = torch.tensor([wp.ids(text)])
+        ids = torch.tensor([wp.ids(text)], device=on)
         mask = torch.ones_like(ids)
         memory = model.encode(ids, mask)
         prefix = [BOS]
         for _ in range(MAX_CHAIN + 1):
-            nxt = int(model.decode(memory, mask, torch.tensor([prefix]))[0, -1].argmax())
+            nxt = int(model.decode(memory, mask, torch.tensor([prefix], device=on))[0, -1].argmax())
             prefix.append(nxt)
             if nxt == EOS:
                 break
@@ -234,7 +258,7 @@ def chain_accuracy(
 ) -> float:
     if not rows:
         return 0.0
-    sample = list(rows)[:2000]
+    sample = list(rows)[:1000]
     got = greedy(model, wp, [e.text for e in sample])
     return sum(g == encode_chain(e.chain, vocab) for g, e in zip(got, sample, strict=True)) / len(sample)
 
@@ -303,44 +327,27 @@ def config_dict(cfg: GsrConfig) -> dict[str, object]:
 
 
 def train_gsr(
-    relations: dict[str, str],
+    relations: Sequence[str],
     out: Path,
-    data_dir: str | None = None,
+    training: Sequence[LabelledQuestion],
+    validation: Sequence[LabelledQuestion],
     cfg: GsrConfig | None = None,
     progress: Callable[[str], None] = lambda _m: None,
-    path_chains: Sequence[tuple[tuple[str, str], ...]] = (),
-    per_chain: int = 1,
-    questions: bool = True,
 ) -> TrainReport:
-    """Trains the chain generator and installs it at ``out``; the report.
+    """Trains the chain generator on ``training`` (and one pseudo-question per relation and direction) and
+    installs it at ``out``; ``validation`` (wordings it never trains on) measures chain accuracy.
 
-    relations: the KG's relation names -> readable texts (the decoder's vocabulary). questions: train on
-    MetaQA dev (retrieval; its wordings never seen in training are the validation set). path_chains: the
-    chains the KG can walk (``gsr_data.walkable_chains``), ``per_chain`` synthesised questions each. The
-    index pseudo-questions are always in. Without MetaQA, a tenth of the synthesised wordings validate.
-    """
-    from kgqa.training.gsr_data import index_examples, metaqa_examples, path_examples, split
-
+    ``relations``: the KG's relation names, the decoder's vocabulary."""
     cfg = cfg or GsrConfig()
-    synthesised = path_examples(path_chains, relations, per_chain, cfg.seed)
-    if questions:
-        train_rows, valid_rows = split(metaqa_examples(data_dir), 0.1, cfg.seed)
-        train_rows += synthesised
-    else:
-        train_rows, valid_rows = split(synthesised, 0.1, cfg.seed)
+    train_rows = question_examples(training)
+    valid_rows = question_examples(validation)
     unknown = {r for e in train_rows for r, _d in e.chain} - set(relations)
     if unknown:
-        raise ValueError(f"the training chains use relations the KG does not have: {sorted(unknown)}")
-    train_rows += index_examples(relations)
-    if not valid_rows:
-        raise ValueError("no training questions: give MetaQA questions or chains to synthesise from")
+        raise ValueError(f"the training chains use relations the KG does not have: {sorted(unknown)[:5]}")
+    train_rows += index_examples(sorted(relations))
+    if not train_rows:
+        raise ValueError("no training questions with a relation chain")
     model, vocab, report = train(train_rows, valid_rows, sorted(relations), cfg, progress)
-    if cfg.refit:
-        progress(f"refit on every wording: the {len(valid_rows)} held-out examples join the training set")
-        seconds = report.seconds
-        model, vocab, refit = train(train_rows + valid_rows, valid_rows, sorted(relations), cfg, progress)
-        report.refit_examples = refit.examples
-        report.seconds = round(seconds + refit.seconds, 1)
     # Exported beside the live model and swapped in whole: the database reloads a model whose files change,
     # and must never see half of a new one.
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -350,46 +357,12 @@ def train_gsr(
             model,
             vocab,
             staging,
-            {"config": config_dict(cfg), "report": asdict(report), "relations": relations},
+            {"config": config_dict(cfg), "report": asdict(report), "relations": sorted(relations)},
         )
         install(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
-
-
-def train_gsr_for_kg(
-    driver: Driver,
-    kg: str,
-    out: Path,
-    data_dir: str | None = None,
-    cfg: GsrConfig | None = None,
-    progress: Callable[[str], None] = lambda _m: None,
-    synthesise: bool = True,
-    per_chain: int = 1,
-) -> TrainReport:
-    """:func:`train_gsr` for a loaded KG: its relations are the vocabulary, its walkable chains (read from its
-    entities in the database) are synthesised into questions, and MetaQA dev is used when the KG has every
-    relation MetaQA's questions walk (otherwise the model learns from the KG alone)."""
-    from kgqa.core.metaqa import ROLE_RELATION
-    from kgqa.graph.cypher import render
-    from kgqa.training.gsr_data import walkable_chains
-
-    records = driver.execute_query(render("gsr/relations"), {"kg": kg}, routing_=RoutingControl.READ).records
-    relations = {str(r["name"]): str(r["text"]) for r in records}
-    if not relations:
-        raise ValueError(f"KG {kg!r} has no relations; load it first")
-    questions = set(ROLE_RELATION.values()) <= set(relations)
-    if not questions:
-        progress(f"KG {kg!r} lacks MetaQA's relations: training on questions synthesised from the KG alone")
-    chains: list[tuple[tuple[str, str], ...]] = []
-    if synthesise:
-        signatures = driver.execute_query(
-            render("gsr/signatures"), {"kg": kg}, routing_=RoutingControl.READ
-        ).records
-        chains = walkable_chains([(s["outgoing"], s["incoming"], int(s["entities"])) for s in signatures])
-        progress(f"{len(chains)} walkable relation chains of 1-3 hops, {per_chain} questions each")
-    return train_gsr(relations, out, data_dir, cfg, progress, chains, per_chain, questions)
 
 
 def install(staging: Path, out: Path) -> None:

@@ -243,7 +243,7 @@ def add_parts(directory: Path, tolerance: float = 1e-4) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     names = list(sys.argv[1:] if argv is None else argv)
     if not names:
-        print("usage: python -m kgqa.training.scorer_onnx NAME [NAME ...]", file=sys.stderr)
+        print("usage: python -m kgqa.training.scorer_onnx KG [KG ...]", file=sys.stderr)
         return 2
     for name in names:
         try:

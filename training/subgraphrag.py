@@ -38,13 +38,11 @@ from typing import Any
 
 import numpy as np
 import torch
-from kgqa.core.config import shared_data_dir
 from kgqa.core.errors import KgqaError
-from kgqa.core.metaqa import HOPS, MetaqaQuestion, read_questions
 from kgqa.core.text import mask_topic, without_brackets
 from kgqa.graph.kg import kg_embedding_model
 from kgqa.models.encoder import embed
-from kgqa.models.registry import subgraphrag_model_dir, subgraphrag_models_dir
+from kgqa.training.questions import LabelledQuestion, bracketed_text
 from kgqa.training.scorer_onnx import (
     ONNX_OPSET,
     PARTS_FILE,
@@ -75,9 +73,7 @@ from kgqa.training.subgraphrag_data import (
     load_local_graph,
     local_subgraph,
     path_slots,
-    question_ids,
     shortest_path_labels,
-    split_questions,
 )
 from neo4j import Driver
 from scipy import sparse
@@ -94,14 +90,9 @@ RECALL_TIE = 0.002  # validation recall@100 differences below this are ties (bro
 SubgraphSource = Callable[[Sequence[str], int], Subgraph]
 
 
-def model_dir(name: str) -> Path:
-    return subgraphrag_model_dir(name)
-
-
 @dataclass
 class TrainConfig:
-    kg: str = "metaqa"
-    name: str = "default"
+    kg: str = ""
     hops: int = 2  # candidate hops at inference; 3-hop questions are trained on 3-hop subgraphs
     include_seed: bool = True
     dde_forward: int = DDE_ROUNDS_FORWARD  # DDE rounds along the triples (SubgraphRAG's num_rounds)
@@ -132,7 +123,6 @@ class TrainConfig:
     # "db": every question through kgqa.subgraphrag.candidates; "local": the numpy reference of the same
     # definition; "auto": local, after checking on PARITY_QUESTIONS questions that the procedure agrees.
     source: str = "auto"
-    data_dir: Path | None = None  # MetaQA root (default ../shared/data/metaqa)
     workers: int = 2  # concurrent candidate fetches
     # torch intra-op threads. One is the default: on a small shared machine (the database on the same cores)
     # two threads were measured ~10x slower per batch than one, from threads waiting on each other.
@@ -382,7 +372,7 @@ def candidate_hops(config_hops: int, question_hop: int) -> int:
 
 
 def build_examples(
-    questions: Sequence[MetaqaQuestion],
+    questions: Sequence[LabelledQuestion],
     question_rows: Sequence[int],
     index: KgIndex,
     source: SubgraphSource,
@@ -401,13 +391,17 @@ def build_examples(
     from training (negatives given) but kept, with zero positives, for validation.
     """
 
-    def one(item: tuple[int, MetaqaQuestion, int]) -> tuple[int, int, Subgraph, np.ndarray, int, int] | None:
+    def one(
+        item: tuple[int, LabelledQuestion, int],
+    ) -> tuple[int, int, Subgraph, np.ndarray, int, int] | None:
         position, question, row = item
-        topic_ids = [index.entity_ids[i] for i in question_ids(index, question.topics)]
+        topic_ids = [t for t in question.topic_ids if index.has_entity(t)]
         if not topic_ids:
             return None
-        subgraph = source(topic_ids, candidate_hops(config_hops, question.hops))
-        answers = np.flatnonzero(np.isin(subgraph.entities, question_ids(index, question.answers)))
+        hops = question.hops or config_hops
+        subgraph = source(topic_ids, candidate_hops(config_hops, hops))
+        answer_rows = [index.entity(a) for a in question.answer_ids if index.has_entity(a)]
+        answers = np.flatnonzero(np.isin(subgraph.entities, answer_rows))
         labels = weak_labels(subgraph, answers, question.hops, labelling)
         n_pos, n_all = int(labels.sum()), int(labels.size)
         if negatives is not None:
@@ -415,7 +409,7 @@ def build_examples(
                 return None
             rows = sample_rows(subgraph, labels, negatives, np.random.default_rng([seed, position]))
             subgraph, labels = subgraph.select(rows), labels[rows]
-        return row, question.hops, subgraph, labels, n_pos, n_all
+        return row, hops, subgraph, labels, n_pos, n_all
 
     items = [(i, q, r) for i, (q, r) in enumerate(zip(questions, question_rows, strict=True))]
     parts: list[tuple[int, int, Subgraph, np.ndarray, int, int]] = []
@@ -430,7 +424,7 @@ def build_examples(
 LABELLINGS = ("chain", "shortest")
 
 
-def weak_labels(subgraph: Subgraph, answers: np.ndarray, hops: int, labelling: str) -> np.ndarray:
+def weak_labels(subgraph: Subgraph, answers: np.ndarray, hops: int | None, labelling: str) -> np.ndarray:
     """The weak labels of one question's candidates (see ``TrainConfig.labels``)."""
     topics, answer_list = subgraph.topics.tolist(), answers.tolist()
     n = subgraph.entities.size
@@ -449,14 +443,14 @@ def _cache_key(payload: dict[str, Any]) -> str:
 
 
 def feature_cache_key(
-    common: dict[str, Any], questions: Sequence[MetaqaQuestion], rows: range, negatives: int | None
+    common: dict[str, Any], questions: Sequence[LabelledQuestion], rows: range, negatives: int | None
 ) -> dict[str, Any]:
     """Everything that shapes a cached feature set: the configuration (``common``), the questions, the rows
     of the question-vector matrix they point at (which depend on how many training questions precede the
     validation ones, i.e. on ``--limit``), and the negative sampling."""
     return {
         **common,
-        "questions": [q.key for q in questions],
+        "questions": [[q.source, q.text, q.topic_ids] for q in questions],
         "rows": [rows.start, rows.stop],
         "negatives": negatives,
     }
@@ -534,24 +528,29 @@ def _batch(
         qs.append(np.full(r1 - r0, b, dtype=np.int64))
         labels.append(examples.labels[r0:r1])
         slot += e1 - e0
+    on = next(model.parameters()).device  # a GPU when training found one
+
+    def put(array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(array).to(on)
+
     slots = np.concatenate(ent_parts)
     if projection is not None:
-        entity_projection = projection[torch.from_numpy(slots)]
+        entity_projection = projection[put(slots)]
     else:
         unique, inverse = np.unique(slots, return_inverse=True)
-        entity_projection = model.entity_projection(tensors.entities[torch.from_numpy(unique)])
-        entity_projection = entity_projection[torch.from_numpy(inverse)]
-    question_vectors = tensors.questions[torch.from_numpy(examples.question_rows[list(picks)])]
+        entity_projection = model.entity_projection(tensors.entities[put(unique)])
+        entity_projection = entity_projection[put(inverse)]
+    question_vectors = tensors.questions[put(examples.question_rows[list(picks)])]
 
     def cat(parts: list[np.ndarray]) -> torch.Tensor:
-        return torch.from_numpy(np.concatenate(parts))
+        return put(np.concatenate(parts))
 
     entity_path = None
     if path_parts:
         coo = sparse.vstack(path_parts, format="coo")
         entity_path = torch.sparse_coo_tensor(
-            torch.from_numpy(np.vstack([coo.row, coo.col]).astype(np.int64)),
-            torch.from_numpy(coo.data.astype(np.float32)),
+            put(np.vstack([coo.row, coo.col]).astype(np.int64)),
+            put(coo.data.astype(np.float32)),
             size=coo.shape,
             check_invariants=False,  # built from a valid scipy matrix
         )
@@ -566,7 +565,7 @@ def _batch(
         cat(tails),
         entity_path,
     )
-    return logits, torch.from_numpy(np.concatenate(labels)), cat(qs)
+    return logits, put(np.concatenate(labels)), cat(qs)
 
 
 @torch.no_grad()
@@ -580,7 +579,7 @@ def score_examples(
     for start in range(0, len(examples), batch_questions):
         picks = list(range(start, min(start + batch_questions, len(examples))))
         logits, _labels, _rows = _batch(examples, picks, tensors, model, projection)
-        flat = logits.numpy()
+        flat = logits.cpu().numpy()
         for i in picks:
             n = int(examples.row_offsets[i + 1] - examples.row_offsets[i])
             out.append(flat[:n])
@@ -620,8 +619,10 @@ def balanced_bce(
     hundreds, a 3-hop one hundreds, and neither should drown the other."""
     per_row = nn.functional.binary_cross_entropy_with_logits(logits, labels.float(), reduction="none")
     positive = labels.bool()
-    sums = torch.zeros(2, n_questions).index_put_((positive.long(), rows), per_row, accumulate=True)
-    counts = torch.zeros(2, n_questions).index_put_(
+    sums = torch.zeros(2, n_questions, device=logits.device).index_put_(
+        (positive.long(), rows), per_row, accumulate=True
+    )
+    counts = torch.zeros(2, n_questions, device=logits.device).index_put_(
         (positive.long(), rows), torch.ones_like(per_row), accumulate=True
     )
     present = counts > 0
@@ -784,14 +785,12 @@ def split_first_layer(model: TripleScorer, rows: np.ndarray) -> tuple[bytes, flo
     return parts, worst
 
 
-def install_model(
-    name: str, model_bytes: bytes, meta: dict[str, Any], root: Path | None = None, parts: bytes | None = None
-) -> Path:
+def install_model(target: Path, model_bytes: bytes, meta: dict[str, Any], parts: bytes | None = None) -> Path:
     """Writes ``model.onnx`` + ``meta.json`` (+ ``parts.onnx``) into a temporary sibling directory and renames
-    it into place."""
-    root = root or subgraphrag_models_dir()
+    it into place at ``target``."""
+    root = target.parent
+    name = target.name
     root.mkdir(parents=True, exist_ok=True)
-    target = root / name
     stamp = f"{os.getpid()}-{time.time_ns()}"
     tmp = root / f".{name}.tmp-{stamp}"
     tmp.mkdir()
@@ -837,25 +836,11 @@ def make_source(driver: Driver, index: KgIndex, config: TrainConfig) -> Subgraph
     raise KgqaError(f"unknown candidate source {config.source!r} (auto, db or local)")
 
 
-def metaqa_root(config: TrainConfig) -> Path:
-    if config.data_dir is not None:
-        return Path(config.data_dir)
-    return shared_data_dir() / "metaqa"
-
-
-def dev_splits(
-    config: TrainConfig,
-) -> tuple[list[MetaqaQuestion], list[MetaqaQuestion], list[MetaqaQuestion]]:
-    """(train, validation, holdout) of MetaQA dev for this configuration's seed."""
-    root = metaqa_root(config)
-    return split_questions([q for hops in HOPS for q in read_questions("dev", hops, root=root)], config.seed)
-
-
-def _cap_per_hop(questions: list[MetaqaQuestion], cap: int | None) -> list[MetaqaQuestion]:
+def _cap_per_hop(questions: Sequence[LabelledQuestion], cap: int | None) -> list[LabelledQuestion]:
     if cap is None:
-        return questions
-    counts: dict[int, int] = {}
-    kept: list[MetaqaQuestion] = []
+        return list(questions)
+    counts: dict[int | None, int] = {}
+    kept: list[LabelledQuestion] = []
     for q in questions:
         if counts.get(q.hops, 0) < cap:
             kept.append(q)
@@ -863,8 +848,16 @@ def _cap_per_hop(questions: list[MetaqaQuestion], cap: int | None) -> list[Metaq
     return kept
 
 
-def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], None] = print) -> TrainResult:
-    """Builds features, trains, exports, checks and installs one model; returns its directory and meta."""
+def train_subgraphrag(
+    driver: Driver,
+    config: TrainConfig,
+    training: Sequence[LabelledQuestion],
+    validation: Sequence[LabelledQuestion],
+    out: Path,
+    log: Callable[[str], None] = print,
+) -> TrainResult:
+    """Builds features from the KG's ``training`` questions (``validation`` stops early), trains, exports,
+    checks and installs one model at ``out``; returns its directory and meta."""
     if config.hops < 1:
         raise KgqaError(f"--hops must be at least 1, got {config.hops}")
     if config.labels not in LABELLINGS:
@@ -883,19 +876,15 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
             f"KG {config.kg!r} stores {index.embedding_dim}-d embeddings; the scorer expects "
             f"{EMBEDDING_DIM} ({ENCODER_NAME})"
         )
-    train_q, val_q, hold_q = dev_splits(config)
-    train_q = _cap_per_hop(train_q, config.limit)
+    train_q = _cap_per_hop(list(training), config.limit)
     val_q = _cap_per_hop(
-        val_q,
+        list(validation),
         config.val_questions
         if config.limit is None
         else min(config.val_questions, max(20, config.limit // 4)),
     )
-    log(
-        f"MetaQA dev: {len(train_q)} training, {len(val_q)} validation questions "
-        f"({len(hold_q)} held out for the benchmark)"
-    )
-    texts = [q.question for q in train_q + val_q]
+    log(f"{len(train_q)} training, {len(val_q)} validation questions")
+    texts = [bracketed_text(q) for q in train_q + val_q]
     # The features are the KG's stored vectors, so questions are embedded by the KG's encoder and the model
     # records it: the database refuses to score a KG embedded by another one.
     encoder = kg_embedding_model(driver, config.kg) or ENCODER_NAME
@@ -905,8 +894,8 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         step = max(1, len(val_q) // PARITY_QUESTIONS)
         cases = [
             (
-                [index.entity_ids[i] for i in question_ids(index, q.topics)],
-                candidate_hops(config.hops, q.hops),
+                [t for t in q.topic_ids if index.has_entity(t)],
+                candidate_hops(config.hops, q.hops or config.hops),
             )
             for q in val_q[::step]
         ]
@@ -987,7 +976,14 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         config.question_relation,
         path_slots(config.path_steps),
     )
+    run_on = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if run_on.type != "cpu":
+        log(f"training on {torch.cuda.get_device_name(run_on)}")
+        model = model.to(run_on)
+        tensors = _Tensors(*(t.to(run_on) for t in (tensors.questions, tensors.entities, tensors.relations)))
     history = fit(model, train, val, tensors, config, log)
+    model = model.cpu()
+    tensors = _Tensors(*(t.cpu() for t in (tensors.questions, tensors.entities, tensors.relations)))
     best = next(row for row in history if row["selected"])
     model_bytes = to_onnx(model)
     rows = check_rows(model, val, index, vectors)
@@ -995,7 +991,6 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
     log(f"ONNX check: max |onnx - torch| = {max_diff:.2e}")
     parts_bytes, parts_diff = split_first_layer(model, rows)
     log(f"parts check: max |parts - torch| = {parts_diff:.2e}")
-    data_dir = metaqa_root(config)
     meta: dict[str, Any] = {
         "input_dim": input_dim(config.dde, question_relation=config.question_relation),
         "question_relation": config.question_relation,
@@ -1011,14 +1006,8 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "labels": config.labels,
         "hidden": config.hidden,
         "seed": config.seed,
-        "data_files": [str(data_dir / f"{h}-hop" / "vanilla" / "qa_dev.txt") for h in (1, 2, 3)],
-        "split": {
-            "train": len(train_q),
-            "validation": len(val_q),
-            "holdout": len(hold_q),
-            "fractions": {"validation": 0.1, "holdout": 0.1},
-            "by": "question, per hop, seeded",
-        },
+        "questions": sorted({q.source.rsplit(":", 1)[0] for q in train_q}),
+        "split": {"train": len(train_q), "validation": len(val_q)},
         "question_mask": config.question_mask,
         "question_text": (
             f"topic entity replaced by {config.question_mask!r} (kgqa.core.text.mask_topic)"
@@ -1038,6 +1027,6 @@ def train_subgraphrag(driver: Driver, config: TrainConfig, log: Callable[[str], 
         "training_seconds": round(time.perf_counter() - began, 1),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
-    directory = install_model(config.name, model_bytes, meta, parts=parts_bytes)
+    directory = install_model(out, model_bytes, meta, parts=parts_bytes)
     log(f"installed {directory}")
     return TrainResult(directory, meta, history)

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 from kgqa.core.config import kgqa_home
 from kgqa.core.errors import KgqaError
-from kgqa.core.metaqa import MetaqaQuestion
 from kgqa.graph.cypher import render
 from neo4j import Driver
 from scipy import sparse
@@ -669,7 +668,7 @@ def chain_labels(
     Why not shortest paths: a 3-hop answer is often also nearer the topic by another route (a director of
     the topic film who also directed a film of its writer), and the shortest path then labels that other
     route. On 300 MetaQA dev 3-hop questions, 78 % of the shortest-path positives were off the question's
-    relation path (``bench/subgraphrag_labels.py``).
+    relation path.
 
     A chain is a sequence of (relation, direction) steps walked from a topic entity, never straight back
     over the triple just taken and never into a topic entity (MetaQA's answer semantics). Its end set is
@@ -772,28 +771,6 @@ def chain_labels(
             chain_id = int(parent_chain)
         described.append(tuple(reversed(steps)))
     return ChainLabels(labels, tuple(described), best_f1)
-
-
-def split_questions(
-    questions: Sequence[MetaqaQuestion], seed: int, validation: float = 0.1, holdout: float = 0.1
-) -> tuple[list[MetaqaQuestion], list[MetaqaQuestion], list[MetaqaQuestion]]:
-    """Deterministic (train, validation, holdout) split by question, stratified by hop.
-
-    Validation drives early stopping; holdout is never seen in training and is what the benchmark
-    reports as "dev".
-    """
-    train: list[MetaqaQuestion] = []
-    val: list[MetaqaQuestion] = []
-    hold: list[MetaqaQuestion] = []
-    for hop in sorted({q.hops for q in questions}):
-        group = [q for q in questions if q.hops == hop]
-        order = np.random.default_rng([seed, hop]).permutation(len(group))
-        n_val = int(round(len(group) * validation))
-        n_hold = int(round(len(group) * holdout))
-        val += [group[i] for i in order[:n_val]]
-        hold += [group[i] for i in order[n_val : n_val + n_hold]]
-        train += [group[i] for i in order[n_val + n_hold :]]
-    return train, val, hold
 
 
 def question_ids(index: KgIndex, names: Iterable[str]) -> list[int]:

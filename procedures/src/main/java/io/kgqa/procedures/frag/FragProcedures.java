@@ -79,7 +79,7 @@ public class FragProcedures {
     @Description("kgqa.frag.neighbourhood(kg :: STRING, topicIds :: LIST<STRING>, config = {} :: MAP) :: (nodes"
             + " :: LIST<NODE>, expandable :: LIST<BOOLEAN>, edges :: LIST<LIST<ANY>>) - FRAG's bounded `hops`-hop"
             + " neighbourhood of the topic entities (Entity ids of KG kg), breadth first. A node other than a topic"
-            + " entity with more than maxDegree relationships (a hub: a genre, a year) joins but is not expanded;"
+            + " entity with more than maxDegree relationships (a hub: a value thousands of entities share) joins but is not expanded;"
             + " an expanded node contributes at most maxFanout neighbours, a layer at most maxNew new nodes (those"
             + " with most relationships to the layer before first, ties in discovery order), the whole at most"
             + " maxNodes. One row: the nodes (topic entities first), whether each is expanded (the last layer and"

@@ -31,7 +31,6 @@ import java.util.Map;
 public final class ChainModel implements AutoCloseable {
 
     public static final String KIND = "gsr";
-    public static final String DEFAULT_NAME = "default";
     /** The encoder's token for the topic entity. */
     public static final String MASK = "[MASK]";
     static final List<String> FILES = List.of("encoder.onnx", "decoder.onnx", "vocab.txt", "meta.json");
@@ -61,14 +60,14 @@ public final class ChainModel implements AutoCloseable {
      *
      * @throws IllegalArgumentException "no GSR model 'x' in <dir> …; train one with `kgqa train gsr`"
      */
-    public static ModelCache.Lease<ChainModel> acquire(String name) {
-        Path directory = ModelsDir.modelDir(KIND, name, "config.model");
+    public static ModelCache.Lease<ChainModel> acquire(ModelsDir.Ref ref) {
+        Path directory = ref.directory();
+        String name = directory.getFileName().toString();
         List<Path> files = new ArrayList<>();
         for (String file : FILES) {
             Path path = directory.resolve(file);
             if (!Files.isRegularFile(path)) {
-                throw new BadArgumentException("config.model: no GSR model '" + name + "' in " + directory.getParent()
-                        + " (missing " + file + "); train one with `kgqa train gsr --name " + name + "`");
+                throw ref.missing(file);
             }
             files.add(path);
         }
@@ -77,7 +76,7 @@ public final class ChainModel implements AutoCloseable {
                 files.add(directory.resolve(data));
             }
         }
-        return CACHE.acquire("GSR model '" + name + "'", directory, files, dir -> load(name, dir));
+        return CACHE.acquire(ref.label(), directory, files, dir -> load(name, dir));
     }
 
     static ChainModel load(String name, Path directory) throws Exception {

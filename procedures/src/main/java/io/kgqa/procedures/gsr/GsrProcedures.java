@@ -2,6 +2,7 @@ package io.kgqa.procedures.gsr;
 
 import io.kgqa.procedures.linking.EntityLinker;
 import io.kgqa.procedures.onnx.ModelCache;
+import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
@@ -116,8 +117,8 @@ public class GsrProcedures {
             + " (a [bracketed] name, else config.topicSpans, else the words kgqa.link.entities links) and a trained"
             + " encoder-decoder (ONNX Runtime) writes chains of relation tokens by beam search. chain is a list of"
             + " [relation, direction], direction 'out' along the KG's triples or 'in' against them; score is the"
-            + " chain's log-probability. config: kg (default: the only or latest KG; used for linking), model"
-            + " (default 'default': <models>/gsr/<model>, written by `kgqa train gsr`), beams (default 10, at most"
+            + " chain's log-probability. config: kg (default: the only or latest KG; its model and its entities), model"
+            + " (default: the KG's own, written by `kgqa train all --kg KG`; a name: <models>/gsr/<model>), beams (default 10, at most"
             + " 100), topicEntities (names or ids instead of linking), topicSpans (the words to mask).")
     public Stream<ChainRow> chains(
             @Name("question") String question,
@@ -125,19 +126,17 @@ public class GsrProcedures {
         requireQuestion(question);
         Options options = new Options(config, "config", CHAIN_KEYS);
         int beams = options.integer("beams", DEFAULT_BEAMS, 1, MAX_BEAMS);
-        String modelName = options.string("model", ChainModel.DEFAULT_NAME);
+        String modelName = options.string("model", null);
         List<String> spans = options.strings("topicSpans");
         options.strings("topicEntities"); // checked here too: a bracket or topicSpans means it is not read below
+        String kg = KnowledgeGraphs.fromConfig(tx, options); // whose model, and where to link
         if (spans == null && !hasBracket(question)) {
-            // Linking needs a KG; a question that names its entity in brackets or by config.topicSpans does not.
-            spans = topics(question, options, KnowledgeGraphs.fromConfig(tx, options)).spans();
-        } else if (options.has("kg")) {
-            KnowledgeGraphs.fromConfig(tx, options);
+            spans = topics(question, options, kg).spans();
         }
         String masked = QuestionMasking.masked(question, spans == null ? List.of() : spans);
         Onnx.requireRuntime();
         List<Chain> chains;
-        try (ModelCache.Lease<ChainModel> model = ChainModel.acquire(modelName)) {
+        try (ModelCache.Lease<ChainModel> model = ChainModel.acquire(ModelsDir.Ref.of("gsr", "GSR model", modelName, kg))) {
             chains = model.get().chains(masked, beams);
         }
         List<ChainRow> rows = new ArrayList<>(chains.size());
@@ -166,10 +165,10 @@ public class GsrProcedures {
         int beams = options.integer("beams", DEFAULT_BEAMS, 1, MAX_BEAMS);
         int keep = options.integer("keep", DEFAULT_KEEP, 1, MAX_BEAMS);
         ChainWalker walker = new ChainWalker(options.integer("maxPaths", DEFAULT_MAX_PATHS, 1, 10_000_000));
-        String modelName = options.string("model", ChainModel.DEFAULT_NAME);
+        String modelName = options.string("model", null);
         String kg = KnowledgeGraphs.fromConfig(tx, options);
         Onnx.requireRuntime();
-        try (ModelCache.Lease<ChainModel> model = ChainModel.acquire(modelName)) {
+        try (ModelCache.Lease<ChainModel> model = ChainModel.acquire(ModelsDir.Ref.of("gsr", "GSR model", modelName, kg))) {
             Topics topics = topics(question, options, kg);
             if (topics.nodes().isEmpty()) {
                 return Stream.empty();

@@ -90,11 +90,16 @@ public final class EntityLinker {
     static final double SINGULAR_MATCH = 0.93;
     /** A person named by the last word of their name ("Herzog" for "Werner Herzog"): below any full name. */
     static final double PARTIAL_MATCH = 0.8;
+    /** A name said without the words many of the KG's names share ("Microsoft" for "Microsoft Corporation"). */
+    static final double HEAD_MATCH = 0.9;
+    /** A name typed as its initials ("USA"). */
+    static final double INITIALS_MATCH = 0.9;
 
     /**
-     * Function words and generic question vocabulary: a span made only of these is rarely the entity meant.
-     * The words of the KG's relation names ("directed", "language") are added per KG. The verbs users ask
-     * with ("who made X", "I want ...") are here too: the film "Made" is meant only when typed as a name.
+     * Function words and the generic vocabulary of questions in English: a span made only of these is rarely
+     * the entity meant. What a KG's own questions ask with ("films", "born", "capital") is learned per KG
+     * ({@link LinkingWords}), and the words of the KG's relation names are added too. The verbs users ask with
+     * ("who made X", "I want ...") are here: an entity named "Made" is meant only when typed as a name.
      */
     static final Set<String> STOPWORDS = Set.copyOf(Arrays.asList("""
             a about above after again against all also am an and any are as at be because been before being below
@@ -104,14 +109,8 @@ public final class EntityLinker {
             that the their theirs them themselves then there these they this those through to too under until up
             very was we were what when where which while who whom whose why will with would you your yours
             s t d ll m re ve
-            film films movie movies picture pictures show shows book books person people someone somebody
-            thing things kind kinds type types sort sorts name names named called
-            act acted acting actor actors actress actresses appear appeared appearing appears cast casting
-            star starred starring stars co costar costars
-            direct directed directing director directors write wrote written writing writer writers screenwriter
-            screenwriters release released releasing year years date dates genre genres language languages spoken
-            tag tags tagged describe described description topic topics subject subjects about rated rating
-            ratings votes vote popularity imdb primary main also share shared sharing same together
+            person people someone somebody thing things kind kinds type types sort sorts name names named called
+            year years date dates share shared sharing together
             tell give list find know say said show shown many much often make makes made making want wants
             was were be been being is are
             """.trim().split("\\s+")));
@@ -150,6 +149,8 @@ public final class EntityLinker {
     private final String kg;
     private final Log log;
     private Set<String> stopWords;
+    private Set<String> questionStems = Set.of();
+    private LinkingWords learned;
     private double secondaryRatio = SECONDARY_RATIO;
 
     /** One linked entity, best first in {@link #link}'s result. */
@@ -260,7 +261,7 @@ public final class EntityLinker {
         if (tokens.isEmpty()) {
             return List.of();
         }
-        boolean[] content = content(tokens, stopWords());
+        boolean[] content = content(tokens, stopWords(), questionStems);
         boolean hasCase = hasCase(tokens, question);
 
         // Insertion order decides exact ties in resolve (a stable sort), as Python's dict order does there.
@@ -285,9 +286,13 @@ public final class EntityLinker {
         }
         String query = luceneQuery(tokens, content);
         if (!query.isEmpty()) {
-            for (Candidate c : align(fulltextHits(query), tokens)) {
+            for (Candidate c : align(fulltextHits(query), tokens, learned()::commonInNames,
+                    learned()::commonInEnglish)) {
                 add(candidates, c);
             }
+        }
+        for (Candidate c : initials(tokens, content, hasCase)) {
+            add(candidates, c);
         }
         Set<String> cues = stems(tokens.stream().map(Token::norm).toList());
         double best = 0;
@@ -328,10 +333,18 @@ public final class EntityLinker {
         return hits;
     }
 
-    /** The stop words plus the words of this KG's relation names ("directed_by" -> "directed"). */
+    /**
+     * The stop words, the words of this KG's relation names ("directed_by" -> "directed") and the words its
+     * questions ask with ({@link LinkingWords}).
+     */
     private Set<String> stopWords() {
         if (stopWords == null) {
             Set<String> words = new HashSet<>(STOPWORDS);
+            words.addAll(learned().questionWords());
+            questionStems = new HashSet<>();
+            for (String w : learned().questionWords()) {
+                questionStems.add(LinkingWords.stem(w));
+            }
             try (ResourceIterator<Node> relations = tx.findNodes(RELATION, "kg", kg)) {
                 while (relations.hasNext()) {
                     if (relations.next().getProperty("name", null) instanceof String name) {
@@ -353,6 +366,13 @@ public final class EntityLinker {
             }
         }
         return words;
+    }
+
+    private LinkingWords learned() {
+        if (learned == null) {
+            learned = LinkingWords.of(kg);
+        }
+        return learned;
     }
 
     // ------------------------------------------------------------------------------------ vector fallback
@@ -612,10 +632,21 @@ public final class EntityLinker {
 
     /** A token is content unless it is punctuation or made only of stop words. */
     static boolean[] content(List<Token> tokens, Set<String> stop) {
+        return content(tokens, stop, Set.of());
+    }
+
+    /**
+     * @param questionStems stems of the KG's question words: "starring" asks as "starred" does
+     */
+    static boolean[] content(List<Token> tokens, Set<String> stop, Set<String> questionStems) {
         boolean[] content = new boolean[tokens.size()];
         for (int k = 0; k < content.length; k++) {
             String norm = tokens.get(k).norm();
-            content[k] = !norm.isEmpty() && !stop.containsAll(PyText.split(norm));
+            boolean asks = true;
+            for (String w : PyText.split(norm)) {
+                asks &= stop.contains(w) || (PyText.length(w) > 3 && questionStems.contains(LinkingWords.stem(w)));
+            }
+            content[k] = !norm.isEmpty() && !asks;
         }
         return content;
     }
@@ -870,6 +901,15 @@ public final class EntityLinker {
 
     /** Each full-text hit placed on the span of the question it matches best, if one matches closely. */
     static List<Candidate> align(List<Hit> hits, List<Token> tokens) {
+        return align(hits, tokens, word -> false, word -> false);
+    }
+
+    /**
+     * @param common whether a (normalised) word is in so many of the KG's names that it does not pick one out:
+     *     a span that names a hit's other words ("Microsoft" for "Microsoft Corporation") names the hit
+     */
+    static List<Candidate> align(List<Hit> hits, List<Token> tokens, java.util.function.Predicate<String> common,
+                                 java.util.function.Predicate<String> english) {
         Map<String, Window> windows = new HashMap<>();
         Map<Integer, List<String>> byLength = new HashMap<>();
         for (int i = 0; i < tokens.size(); i++) {
@@ -944,18 +984,84 @@ public final class EntityLinker {
                     }
                 }
                 if (bestWindow == null) {
-                    Candidate partial = partial(hit, spacedTarget, tokens);
-                    if (partial != null) {
+                    Candidate head = head(hit, spacedTarget, windows, common);
+                    Candidate partial = head == null ? partial(hit, spacedTarget, tokens) : head;
+                    // a common word typed in lower case is that word: "the lead singer" is not Bryan Singer
+                    if (partial != null && !("partial".equals(partial.how) && typedCommon(tokens.get(partial.start),
+                            english))) {
                         out.add(partial);
                     }
                     continue;
                 }
                 found = windows.get(bestWindow);
+                // ... and a correctly spelt one is not a typo of a name: "movie" is not "B movie"
+                Window typed = windows.get(bestWindow);
+                if (typed.end() - typed.start() == 1 && typedCommon(tokens.get(typed.start()), english)) {
+                    continue;
+                }
                 quality = 1 - 1.5 * bestDistance / length;
                 how = "fuzzy";
             }
             out.add(new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), how, quality,
                     hit.degree(), hit.types()));
+        }
+        return out;
+    }
+
+    private static boolean typedCommon(Token token, java.util.function.Predicate<String> english) {
+        return english.test(token.norm()) && !PyText.firstIsUpper(PyText.lstrip(token.text(), OUTER_PUNCT));
+    }
+
+    /**
+     * A name said without its common words: "Microsoft" for "Microsoft Corporation", "Portuguese" for
+     * "Portuguese Language" (words many of the KG's names share say little about which one is meant). The
+     * rest of the name, in order, must be a span of the question. Null when it is not, or when nothing is left.
+     */
+    static Candidate head(Hit hit, String spacedTarget, Map<String, Window> windows,
+                          java.util.function.Predicate<String> common) {
+        List<String> words = PyText.split(spacedTarget);
+        List<String> rest = new ArrayList<>();
+        for (String w : words) {
+            if (!common.test(w) && !MINOR.contains(w)) {
+                rest.add(w);
+            }
+        }
+        if (rest.isEmpty() || rest.size() == words.size()) {
+            return null;
+        }
+        Window found = windows.get(String.join("", rest));
+        if (found == null || !found.spaced().equals(String.join(" ", rest))) {
+            return null;
+        }
+        return new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), "head", HEAD_MATCH,
+                hit.degree(), hit.types());
+    }
+
+    /**
+     * A name typed as its initials ("USA", "usa", "U.S.A."), for the KG's best-connected names whose
+     * initials it learned ({@link LinkingWords}); only a token typed in capitals, or in a question without
+     * any, and not a question word.
+     */
+    private List<Candidate> initials(List<Token> tokens, boolean[] content, boolean hasCase) {
+        Map<String, List<String>> known = learned().initials();
+        if (known.isEmpty()) {
+            return List.of();
+        }
+        List<Candidate> out = new ArrayList<>();
+        for (int k = 0; k < tokens.size(); k++) {
+            String letters = tokens.get(k).norm().replace(" ", "");
+            String typed = PyText.strip(tokens.get(k).text(), OUTER_PUNCT);
+            boolean capitals = !typed.isEmpty() && typed.chars().filter(Character::isLetter).allMatch(Character::isUpperCase);
+            if (!content[k] || letters.length() < 2 || !known.containsKey(letters) || (hasCase && !capitals)) {
+                continue;
+            }
+            for (String id : known.get(letters)) {
+                // ids are unique within a KG only: the same dump loaded twice shares them
+                for (Node node : find("id", id, 1)) {
+                    out.add(new Candidate(node, id, nameOf(node), k, k + 1, "initials", INITIALS_MATCH,
+                            node.getDegree(), typesOf(node)));
+                }
+            }
         }
         return out;
     }
@@ -1058,7 +1164,9 @@ public final class EntityLinker {
                 stopChars += chars;
             }
         }
-        int nameWords = Math.max(PyText.split(normalize(c.name)).size(), 1);
+        // a name said by its head counts the words said: "Germany" is not the longer "Germany national team"
+        int nameWords = "head".equals(c.how) ? Math.max(c.end - c.start, 1)
+                : Math.max(PyText.split(normalize(c.name)).size(), 1);
         // Longer names are less likely to be accidental: saturating in characters and in words.
         double weight = contentChars + 0.4 * stopChars;
         double score = c.match * (1 - 0.55 * Math.exp(-weight / 6) - 0.15 * Math.exp(-(nameWords - 1)));
@@ -1081,8 +1189,14 @@ public final class EntityLinker {
             boolean typedName = standsAlone && "exact".equals(c.how) && c.match >= 1.0;
             score *= typedName ? 1.0 : capitalised ? 0.6 : 0.25;
         }
-        // A surname alone ("Herzog") is a name only when typed as one: capitalised, in a question that uses case.
+        // A surname alone ("Herzog") is a name only when typed as one: capitalised, in a question that uses
+        // case; a question typed all in lower case ("what did spielberg direct") cannot say, so it counts less.
         if ("partial".equals(c.how) && !standsAlone) {
+            score = hasCase ? 0 : score * 0.85;
+        }
+        // A name said without its common words ("Microsoft") only when typed as a name: an ordinary word
+        // ("just curious") is not "Curious George".
+        if ("head".equals(c.how) && !capitalised) {
             score = 0;
         }
         // A content word right next to the span suggests the name goes on ("Bad Boy" in "Bad Boy Buby").

@@ -7,8 +7,9 @@ import java.util.regex.Pattern;
 /**
  * Where the trained and exported models live on the server's file system.
  *
- * <p>Layout: {@code encoder/<encoderName>/{model.onnx, vocab.txt, encoder.json}} and
- * {@code subgraphrag/<modelName>/{model.onnx, meta.json}}.
+ * <p>Layout: {@code encoder/<encoderName>/{model.onnx, vocab.txt, encoder.json}}; each KG's own models in
+ * {@code kgs/<kg>/<part>/} ({@code gsr}, {@code subgraphrag}, {@code simgrag}: written by
+ * {@code kgqa train all --kg KG}); models installed by name in {@code <kind>/<modelName>/}.
  *
  * <p>Resolution order: the JVM system property {@value #PROPERTY} (the managed server sets it to
  * {@code <KGQA_HOME>/models}), then the environment variable {@code KGQA_MODELS_DIR}, then
@@ -52,5 +53,41 @@ public final class ModelsDir {
                     + " or '-' (at most 128 characters), got " + (name == null ? "null" : "'" + name + "'"));
         }
         return root().resolve(kind).resolve(name);
+    }
+
+    /** The folder of one part of KG {@code kg}'s own models: {@code kgs/<kg>/<part>}. */
+    public static Path kgModelDir(String kg, String part) {
+        if (kg == null || !SAFE_NAME.matcher(kg).matches() || kg.contains("..")) {
+            throw new BadArgumentException("config.kg must be a KG name, got " + (kg == null ? "null" : "'" + kg + "'"));
+        }
+        return root().resolve("kgs").resolve(kg).resolve(part);
+    }
+
+    /** The command that makes KG {@code kg}'s models. */
+    public static String trainCommand(String kg) {
+        return "kgqa train all --kg " + kg;
+    }
+
+    /**
+     * Which model a procedure reads: the one named by {@code config.model} (in {@code <kind>/<name>}), else
+     * KG {@code kg}'s own ({@code kgs/<kg>/<kind>}).
+     *
+     * @param label how errors name it ("GSR model for KG 'fb15k'", "GSR model 'x'")
+     * @param command what makes it
+     */
+    public record Ref(Path directory, String label, String command, String argument) {
+        public static Ref of(String kind, String what, String modelName, String kg) {
+            if (modelName != null) {
+                return new Ref(modelDir(kind, modelName, "config.model"), what + " '" + modelName + "'",
+                        "kgqa train " + kind + " --kg " + kg + " --name " + modelName, "config.model: ");
+            }
+            return new Ref(kgModelDir(kg, kind), what + " for KG '" + kg + "'", trainCommand(kg), "");
+        }
+
+        /** The one-line error of a missing model (naming config.model when the caller named one). */
+        public BadArgumentException missing(String file) {
+            return new BadArgumentException(argument + "no " + label + " in " + directory + " (missing " + file
+                    + "); run `" + command + "` to make it");
+        }
     }
 }

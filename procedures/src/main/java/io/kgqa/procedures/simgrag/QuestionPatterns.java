@@ -167,7 +167,9 @@ public final class QuestionPatterns {
 
     static RelationMentions vocabulary(Transaction tx, String kg) {
         Node kgNode = tx.findNode(KnowledgeGraphs.KG, "name", kg);
-        String key = kg + "\u0000" + (kgNode == null ? "" : Objects.toString(kgNode.getProperty("loaded_at", "")));
+        java.nio.file.Path phrasesFile = RelationPhrases.file(kg);
+        String key = kg + "\u0000" + (kgNode == null ? "" : Objects.toString(kgNode.getProperty("loaded_at", "")))
+                + "\u0000" + RelationPhrases.stamp(phrasesFile);
         RelationMentions cached = VOCABULARIES.get(key);
         if (cached != null) {
             return cached;
@@ -183,7 +185,7 @@ public final class QuestionPatterns {
         if (texts.isEmpty()) {
             throw new BadArgumentException("KG '" + kg + "' has no :Relation nodes; reload it with `kgqa load`");
         }
-        RelationMentions built = new RelationMentions(texts,
+        RelationMentions built = new RelationMentions(texts, RelationPhrases.read(phrasesFile),
                 embedder(KnowledgeGraphs.embeddingModel(tx, kg, io.kgqa.procedures.text.TextEncoder.DEFAULT_NAME)));
         VOCABULARIES.keySet().removeIf(k -> k.startsWith(kg + "\u0000"));
         VOCABULARIES.put(key, built);

@@ -31,11 +31,17 @@ final class RelationMentions {
     private final List<Relation> relations;
     private final Function<String, float[]> embed;
 
+    RelationMentions(Map<String, String> texts, Function<String, float[]> embed) {
+        this(texts, Map.of(), embed);
+    }
+
     /**
      * @param texts relation type name -> its readable text ("directed_by" -> "directed by")
+     * @param phrases relation type name -> the words the KG's questions use for it (learned by
+     *     {@code kgqa train all}; see {@link RelationPhrases}): each is one more way to name the relation
      * @param embed the text encoder (unit vectors)
      */
-    RelationMentions(Map<String, String> texts, Function<String, float[]> embed) {
+    RelationMentions(Map<String, String> texts, Map<String, List<String>> phrases, Function<String, float[]> embed) {
         this.embed = embed;
         this.relations = new ArrayList<>();
         for (Map.Entry<String, String> e : texts.entrySet()) {
@@ -43,6 +49,12 @@ final class RelationMentions {
             List<float[]> parts = new ArrayList<>();
             parts.add(embed.apply(text));
             Set<String> stems = new HashSet<>();
+            for (String phrase : phrases.getOrDefault(e.getKey(), List.of())) {
+                String lowered = phrase.toLowerCase(Locale.ROOT).strip();
+                if (!lowered.isEmpty() && !lowered.equals(text)) {
+                    parts.add(embed.apply(lowered));
+                }
+            }
             List<String> words = Arrays.stream(text.split("[^a-z0-9]+")).filter(w -> !w.isEmpty()).toList();
             for (String w : words) {
                 if (RELATION_STOP.contains(w)) {

@@ -183,8 +183,8 @@ public class SimGragProcedures {
             + " answerId, bindings, triplets, pattern, expansions, exhaustive) - SimGRAG without an LLM: the"
             + " question's pattern from kgqa.simgrag.pattern, its known nodes tied to the linked entities, matched"
             + " by kgqa.simgrag.match; answer is the entity matched to the node the question asks for. When the"
-            + " best match's answer is not the kind the question's wh-phrase asks for (\"which actors\": the tail"
-            + " of the relation the word names; \"which movies\": a head of the KG's relations), the pattern one hop"
+            + " best match's answer is not the kind the question's wh-phrase asks for (\"which <things>\": the"
+            + " tail of the relation the word names, or a head of the KG's relations), the pattern one hop"
             + " shorter or longer is matched instead, and pattern is the one used. config: kg,"
             + " topicEntities, and the options of kgqa.simgrag.match (k default 3, ties, directed, injective, prune,"
             + " maxMatches, maxExpansions, nodeCandidates, relationCandidates, maxEdges).")

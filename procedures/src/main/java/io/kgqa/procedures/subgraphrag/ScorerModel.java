@@ -121,17 +121,17 @@ public final class ScorerModel implements AutoCloseable {
      *
      * @throws IllegalArgumentException "no SubgraphRAG model 'x' in <dir>; train one with `kgqa train subgraphrag`"
      */
-    public static ModelCache.Lease<ScorerModel> acquire(String name) {
-        Path directory = ModelsDir.modelDir("subgraphrag", name, "config.model");
+    public static ModelCache.Lease<ScorerModel> acquire(ModelsDir.Ref ref) {
+        Path directory = ref.directory();
+        String name = directory.getFileName().toString();
         Path model = directory.resolve("model.onnx");
         Path meta = directory.resolve("meta.json");
         if (!Files.isRegularFile(model) || !Files.isRegularFile(meta)) {
-            throw new BadArgumentException("config.model: no SubgraphRAG model '" + name + "' in " + directory.getParent()
-                    + "; train one with `kgqa train subgraphrag`");
+            throw ref.missing(Files.isRegularFile(model) ? "meta.json" : "model.onnx");
         }
         Path parts = directory.resolve(PARTS_FILE);
         List<Path> files = Files.isRegularFile(parts) ? List.of(model, meta, parts) : List.of(model, meta);
-        return CACHE.acquire("SubgraphRAG model '" + name + "'", directory, files, dir -> load(name, dir));
+        return CACHE.acquire(ref.label(), directory, files, dir -> load(name, dir));
     }
 
     static ScorerModel load(String name, Path directory) throws Exception {

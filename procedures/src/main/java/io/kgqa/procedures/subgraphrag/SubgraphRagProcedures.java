@@ -3,6 +3,7 @@ package io.kgqa.procedures.subgraphrag;
 import io.kgqa.procedures.linking.EntityLinker;
 import io.kgqa.procedures.linking.QuestionText;
 import io.kgqa.procedures.onnx.ModelCache;
+import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.text.TextFunctions;
 import io.kgqa.procedures.util.BadArgumentException;
@@ -46,7 +47,6 @@ public class SubgraphRagProcedures {
     public static final int DEFAULT_MAX_CANDIDATES = 20_000;
     public static final int LIMIT_MAX_CANDIDATES = 5_000_000;
     public static final int DEFAULT_K = 100;
-    public static final String DEFAULT_MODEL = "default";
 
     /** Entities linked from a question without config.topicEntities, as kgqa.link.entities gives them by default. */
     public static final int LINKED_TOPICS = 3;
@@ -165,8 +165,8 @@ public class SubgraphRagProcedures {
             + " question (ONNX encoder), collects the candidate triples within `hops` of the topic entities,"
             + " scores each with the trained ONNX model over [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ DDE], and streams"
             + " the top k, highest score first (rank 1 = best). config: k (default 100, > 0); kg (default: the"
-            + " only or most recently loaded complete KG); model (default 'default', under"
-            + " <kgqa.models.dir>/subgraphrag/); topicEntities (names or ids; default: the"
+            + " only or most recently loaded complete KG); model (default: the KG's own, written by"
+            + " `kgqa train all --kg KG`; a name: <kgqa.models.dir>/subgraphrag/<model>); topicEntities (names or ids; default: the"
             + " question's entities as kgqa.link.entities links them, at most 3); topicSpans (the question's"
             + " words that name the topic entities; default: the linked words, or the topicEntities texts);"
             + " questionEmbedding (the question's vector; default: embedded in the database, the topic entity"
@@ -305,24 +305,24 @@ public class SubgraphRagProcedures {
     /** Links, embeds, collects and scores for retrieve and walks; null when there is no candidate. */
     private Scored scoreQuestion(String question, Options options) {
         int k = options.integer("k", DEFAULT_K, 1, Integer.MAX_VALUE);
-        String modelName = options.string("model", DEFAULT_MODEL);
+        String modelName = options.string("model", null);
         List<String> topicTexts = options.strings("topicEntities");
         if (question == null) {
             throw new BadArgumentException("question must be a string, got null");
         }
         String kgName = KnowledgeGraphs.fromConfig(tx, options);
+        ModelsDir.Ref ref = ModelsDir.Ref.of("subgraphrag", "SubgraphRAG model", modelName, kgName);
 
         Onnx.requireRuntime();
-        try (ModelCache.Lease<ScorerModel> lease = ScorerModel.acquire(modelName)) {
+        try (ModelCache.Lease<ScorerModel> lease = ScorerModel.acquire(ref)) {
             ScorerModel model = lease.get();
-            KnowledgeGraphs.requireSameEncoder(tx, kgName, model.encoder, "SubgraphRAG model '" + modelName + "'",
-                    "`kgqa train subgraphrag --kg " + kgName + " --name NAME`");
+            KnowledgeGraphs.requireSameEncoder(tx, kgName, model.encoder, ref.label(), "`" + ref.command() + "`");
             int hops = options.integer("hops", model.hops != null ? model.hops : DEFAULT_HOPS, 1, MAX_HOPS);
             int maxCandidates = options.integer("maxCandidates",
                     model.maxCandidates != null ? model.maxCandidates : DEFAULT_MAX_CANDIDATES, 1, LIMIT_MAX_CANDIDATES);
             boolean includeSeed = options.bool("includeSeed", model.includeSeed);
             if (model.featureDim(includeSeed) != model.inputDim) {
-                throw new BadArgumentException("config.includeSeed: model '" + modelName + "' was trained with"
+                throw new BadArgumentException("config.includeSeed: " + ref.label() + " was trained with"
                         + " include_seed " + model.includeSeed + " (input_dim " + model.inputDim + "); includeSeed "
                         + includeSeed + " would give " + model.featureDim(includeSeed) + " features");
             }
@@ -344,7 +344,7 @@ public class SubgraphRagProcedures {
                 questionVector = TextFunctions.embedText(text, model.encoder);
                 if (questionVector.length != model.embeddingDim) {
                     throw new IllegalStateException("text encoder '" + model.encoder + "' gives " + questionVector.length
-                            + " numbers but model '" + modelName + "' expects embedding_dim " + model.embeddingDim);
+                            + " numbers but " + ref.label() + " expects embedding_dim " + model.embeddingDim);
                 }
             }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kgqa.procedures.TestModels;
 import io.kgqa.procedures.onnx.ModelCache;
+import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.util.Json;
 import java.nio.file.Files;
 import java.util.List;
@@ -38,7 +39,7 @@ class ChainModelTest {
     @SuppressWarnings("unchecked")
     void generatesTheKnownBestChainsWithTheirScores() throws Exception {
         List<Object> expected = (List<Object>) Json.parse(Files.readString(models.root().resolve("gsr/tiny/expected.json")));
-        try (ModelCache.Lease<ChainModel> model = ChainModel.acquire("tiny")) {
+        try (ModelCache.Lease<ChainModel> model = ChainModel.acquire(named("tiny"))) {
             List<Chain> chains = model.get().chains("who directed [MASK]", 10);
             assertEquals(10, chains.size());
             for (int i = 0; i < 6; i++) {
@@ -53,12 +54,21 @@ class ChainModelTest {
         }
     }
 
+    private static ModelsDir.Ref named(String name) {
+        return ModelsDir.Ref.of("gsr", "GSR model", name, "test");
+    }
+
     @Test
     void aMissingModelNamesTheTrainCommand() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ChainModel.acquire("absent"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ChainModel.acquire(named("absent")));
         assertTrue(e.getMessage().contains("no GSR model 'absent'"), e.getMessage());
-        assertTrue(e.getMessage().contains("kgqa train gsr"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> ChainModel.acquire("../escape"));
+        assertTrue(e.getMessage().contains("kgqa train gsr --kg test --name absent"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ChainModel.acquire(named("../escape")));
+        // a KG's own model: kgs/<kg>/gsr, made by `kgqa train all`
+        IllegalArgumentException own = assertThrows(IllegalArgumentException.class,
+                () -> ChainModel.acquire(ModelsDir.Ref.of("gsr", "GSR model", null, "fb15k")));
+        assertTrue(own.getMessage().contains("no GSR model for KG 'fb15k'"), own.getMessage());
+        assertTrue(own.getMessage().contains("kgqa train all --kg fb15k"), own.getMessage());
     }
 
     @Test

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
  */
 class EntityLinkerTest {
 
-    /** The stop words plus relation words of a KG with directed_by, starred_actors and has_tags. */
-    private static final Set<String> STOP = stop("directed", "starred", "actors", "tags");
+    /** The stop words, relation words of a KG with directed_by, starred_actors and has_tags, and what its questions ask with. */
+    private static final Set<String> STOP = stop("directed", "starred", "actors", "tags", "films", "star");
 
     private static Set<String> stop(String... relationWords) {
         Set<String> stop = new HashSet<>(EntityLinker.STOPWORDS);
@@ -153,7 +153,8 @@ class EntityLinkerTest {
     void luceneQueryWeightsContentWordsAndFuzzesLongerOnes() {
         assertEquals("who^0.2 directed^0.2 choper~1", query("who directed Choper"));
         assertEquals("what^0.2 films^0.2 did^0.2 lee pace~1 star^0.2 in^0.2", query("what films did lee pace star in"));
-        assertEquals("who^0.2 wrote^0.2 schindler~2 s schindler's~2 list^0.2", query("who wrote Schindler's List"));
+        // without the KG's learned question words "wrote" is a content word (no film word list any more)
+        assertEquals("who^0.2 wrote~1 schindler~2 s schindler's~2 list^0.2", query("who wrote Schindler's List"));
         assertEquals("who^0.2 directed^0.2 o hara~1 s o'hara's~2 cheri~1 bibi~1 chéri\\-bibi~2 1999~1",
                 query("who directed O'Hara's Chéri-bibi (1999)?"));
         assertEquals("", query("the AND of it")); // no content word: no full-text query at all
@@ -216,6 +217,25 @@ class EntityLinkerTest {
         assertEquals(1, aligned.size());
         assertEquals("fulltext", aligned.get(0).how);
         assertEquals(0.93, aligned.get(0).match);
+    }
+
+    @Test
+    void aCommonWordTypedInLowerCaseIsThatWordNotAName() {
+        Set<String> english = Set.of("singer", "movie", "the", "of", "lead");
+        List<EntityLinker.Token> singer = EntityLinker.tokens("where was the lead singer of aerosmith born");
+        // without the common words, "singer" is a surname said alone
+        assertEquals(List.of("partial"), EntityLinker.align(List.of(hit("Bryan Singer")), singer).stream()
+                .map(c -> c.how).toList());
+        assertEquals(List.of(), EntityLinker.align(List.of(hit("Bryan Singer")), singer, w -> false,
+                english::contains));
+        // typed as a name, it may be one
+        assertEquals(1, EntityLinker.align(List.of(hit("Bryan Singer")),
+                EntityLinker.tokens("what did Singer direct"), w -> false, english::contains).size());
+        // a correctly spelt common word is not a typo of a name; a misspelt name still is
+        List<EntityLinker.Token> movie = EntityLinker.tokens("who directed the first Spiderman movie");
+        assertEquals(List.of(), EntityLinker.align(List.of(hit("B movie")), movie, w -> false, english::contains));
+        assertEquals(List.of("fuzzy"), EntityLinker.align(List.of(hit("Spider-Men")), movie, w -> false,
+                english::contains).stream().map(c -> c.how).toList());
     }
 
     private static EntityLinker.Hit hit(String name) {

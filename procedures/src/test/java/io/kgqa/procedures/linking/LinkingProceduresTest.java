@@ -302,6 +302,26 @@ class LinkingProceduresTest {
         assertEquals(List.of(), linked("who directed unaffable"));
     }
 
+    @Test
+    void initialsLinkWithinTheirOwnKgWhenTwoKgsShareIds() throws IOException {
+        // the same dump loaded twice ('twin-a', 'twin-b') has the same ids in both KGs
+        Path words = models.resolve("kgs/twin-a/linking/" + LinkingWords.FILE);
+        Files.createDirectories(words.getParent());
+        Files.writeString(words, "{\"initials\": {\"usa\": [\"m.09c7w0\"]}, \"entities\": 1}");
+        try (Transaction tx = neo4j.database().beginTx()) { // never committed: the other tests see two KGs
+            for (String twin : List.of("twin-a", "twin-b")) {
+                kg(tx, twin, "complete", "2024-01-03T00:00:00Z");
+                tx.execute("CREATE (:Entity {kg: $kg, id: 'm.09c7w0', name: 'United States of America'})",
+                        Map.of("kg", twin));
+            }
+            List<String> rows = new ArrayList<>();
+            tx.execute("CALL kgqa.link.entities($q, {kg: 'twin-a'}) YIELD name, how RETURN name, how",
+                            Map.of("q", "what is the capital of the usa"))
+                    .forEachRemaining(r -> rows.add(r.get("name") + "|" + r.get("how")));
+            assertEquals(List.of("United States of America|initials"), rows);
+        }
+    }
+
     // --------------------------------------------------------------------------------- knowledge graphs
 
     @Test

@@ -384,7 +384,8 @@ class SubgraphRagProceduresTest {
     @Test
     void retrieveGivesClearErrors() {
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("model", "nope"))),
-                "config.model: no SubgraphRAG model 'nope' in " + models.resolve("subgraphrag") + "; train one with `kgqa train subgraphrag`");
+                "config.model: no SubgraphRAG model 'nope' in " + models.resolve("subgraphrag").resolve("nope")
+                        + " (missing model.onnx); run `kgqa train subgraphrag --kg test --name nope` to make it");
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("k", 0))), "config.k must be > 0, got 0");
         assertContains(errorOf(() -> retrieve("who directed [Kismet]", config("k", -3))), "config.k must be > 0, got -3");
         assertContains(errorOf(() -> retrieve("q", config("questionEmbedding", Q, "topicEntities", List.of("Nobody")))),
@@ -399,7 +400,7 @@ class SubgraphRagProceduresTest {
         assertContains(errorOf(() -> retrieve("q", config("questionEmbedding", List.of(1.0, 2.0), "topicEntities", List.of("Kismet")))),
                 "config.questionEmbedding must have 4 numbers (the model's embedding_dim), got 2");
         assertContains(errorOf(() -> retrieve("q", config("includeSeed", false, "questionEmbedding", Q, "topicEntities", List.of("Kismet")))),
-                "config.includeSeed: model 'tiny' was trained with include_seed true (input_dim 36)");
+                "config.includeSeed: SubgraphRAG model 'tiny' was trained with include_seed true (input_dim 36)");
         assertContains(errorOf(() -> retrieve("q", config("model", "../tiny"))), "config.model must be a model name");
         assertContains(errorOf(() -> retrieve("q", config("topK", 3))), "config has an unknown key 'topK'");
     }

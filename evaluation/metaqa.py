@@ -1,14 +1,14 @@
-"""MetaQA's files and question types: the one reader every layer uses.
+"""MetaQA's question files, for the benchmark (``kgqa eval metaqa``): MetaQA is one KG among others, so
+nothing below evaluation reads this module; ``kgqa train all --questions`` reads MetaQA's dev split as any
+labelled question set (:mod:`kgqa.training.questions`).
 
 Reads ``../shared/data/metaqa`` (or ``$KGQA_SHARED_DATA/metaqa``); never copies it. The test split is for
-the final measurement only: :func:`read_questions` refuses it unless the caller says ``allow_test=True``
-(evaluation does; training never does).
+the final measurement only: :func:`read_questions` refuses it unless the caller says ``allow_test=True``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,20 +18,6 @@ from kgqa.core.text import bracketed
 
 HOPS = (1, 2, 3)
 SPLITS = ("dev", "test")
-
-# The KB relation behind each role word of a MetaQA question type (movie_to_<role>, <role>_to_movie).
-ROLE_RELATION: dict[str, str] = {
-    "actor": "starred_actors",
-    "director": "directed_by",
-    "writer": "written_by",
-    "genre": "has_genre",
-    "language": "in_language",
-    "year": "release_year",
-    "tags": "has_tags",
-    "tag": "has_tags",
-    "imdbrating": "has_imdb_rating",
-    "imdbvotes": "has_imdb_votes",
-}
 
 
 @dataclass(frozen=True)
@@ -120,57 +106,6 @@ def read_questions(
             )
         )
     return out
-
-
-def qtype_hops(qtype: str) -> int:
-    """Hop count of a question type: ``movie_to_actor_to_movie`` has 2."""
-    return qtype.count("_to_")
-
-
-def qtype_steps(qtype: str) -> list[tuple[str, str]]:
-    """The (relation, "out"|"in") path of a question type: ``actor_to_movie`` is ``starred_actors`` in."""
-    parts = qtype.split("_to_")
-    if len(parts) < 2:
-        raise ValueError(f"{qtype!r} is not a MetaQA question type")
-    steps = []
-    for a, b in zip(parts, parts[1:], strict=False):
-        role = b if a == "movie" else a
-        if role not in ROLE_RELATION or "movie" not in (a, b):
-            raise ValueError(f"{qtype!r} is not a MetaQA question type")
-        steps.append((ROLE_RELATION[role], "out" if a == "movie" else "in"))
-    return steps
-
-
-def topic_role(qtype: str) -> str:
-    """What kind of entity the question starts from: movie, actor, director, writer or tag."""
-    return qtype.split("_to_", 1)[0]
-
-
-def entity_pools(root: Path | str | None = None) -> dict[str, list[str]]:
-    """Entity names by the role a question can start from, read off the KB relations (sorted, deterministic).
-
-    movie = heads of any relation; actor/director/writer/tag = tails of starred_actors/directed_by/
-    written_by/has_tags.
-    """
-    base = metaqa_dir(root)
-    pools: dict[str, set[str]] = defaultdict(set)
-    by_relation = {
-        "starred_actors": "actor",
-        "directed_by": "director",
-        "written_by": "writer",
-        "has_tags": "tag",
-    }
-    with open(base / "kb_dedup.txt", encoding="utf-8") as kb:
-        for line in kb:
-            parts = line.rstrip("\n").split("|")
-            if len(parts) != 3:
-                continue
-            head, relation, tail = parts
-            pools["movie"].add(head)
-            role = by_relation.get(relation)
-            if role is not None:
-                pools[role].add(tail)
-    return {role: sorted(names) for role, names in pools.items()}
 
 
 def file_digest(path: Path) -> str:

@@ -1,0 +1,88 @@
+"""The FB15k-237 section of BENCHMARKS.md: every method on our FB15k-237 question set, for each trained KG
+(models learned from the KG alone, and with labelled questions), and what `kgqa train all` took.
+
+    python bench/questions_answers.py --set bench/questions/fb15k_freeform.jsonl --kg fb15k \\
+        --methods auto,sgrag,frag,simgrag,gsr,subgraphrag,cosine --out bench/results/fb15k/freeform-fb15k.json
+    python bench/fb15k_report.py \\
+        --result "no labelled questions=fb15k=bench/results/fb15k/freeform-fb15k.json" \\
+        --out bench/results/fb15k/fb15k.md
+
+Each --result is LABEL=KG=FILE: a questions_answers.py output and the KG it ran on (whose profile, from
+`kgqa train all`, gives the training times). Held-out figures are the ones to read: the tune part was used to
+choose the code's defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kgqa.models.kg_models import read_profile
+
+KINDS = ("one-hop", "two-hop", "two-entity")
+
+
+def _hits(rows: list[dict[str, Any]], part: str, kind: str | None = None) -> tuple[float, int]:
+    chosen = [r for r in rows if r["part"] == part and (kind is None or r["kind"] == kind)]
+    if not chosen:
+        return float("nan"), 0
+    return 100 * sum(r["hits1"] for r in chosen) / len(chosen), len(chosen)
+
+
+def section(results: list[tuple[str, str, Path]]) -> list[str]:
+    lines = ["# FB15k-237: any KG, with nothing written for it", ""]
+    for label, kg, path in results:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        methods = [m for m in data if not m.startswith("_")]
+        lines += [f"## {label} (KG `{kg}`)", "", f"`{data.get('_command', '')}`", ""]
+        n_held = _hits(data[methods[0]], "heldout")[1]
+        n_tune = _hits(data[methods[0]], "tune")[1]
+        head = "| method | held-out all | " + " | ".join(f"held-out {k}" for k in KINDS) + " | tune all |"
+        lines += [head, "|---|" + "---:|" * (len(KINDS) + 2)]
+        for method in methods:
+            rows = data[method]
+            cells = [f"{_hits(rows, 'heldout')[0]:.1f}"]
+            cells += [f"{_hits(rows, 'heldout', k)[0]:.1f} ({_hits(rows, 'heldout', k)[1]})" for k in KINDS]
+            cells.append(f"{_hits(rows, 'tune')[0]:.1f}")
+            lines.append(f"| {method} | " + " | ".join(cells) + " |")
+        lines += ["", f"Hits@1 (%), {n_held} held-out and {n_tune} tune questions.", ""]
+        profile = read_profile(kg)
+        if profile is not None:
+            total = sum(p.seconds for p in profile.parts.values())
+            lines += [
+                f"`kgqa train all --kg {kg}" + "".join(f" --questions {q}" for q in profile.questions) + "`: "
+                f"{total / 60:.1f} min of training parts on this machine "
+                f"({profile.labelled} labelled, {profile.synthesised} synthesised questions):",
+                "",
+                "| part | seconds | examples | measured |",
+                "|---|---:|---:|---|",
+            ]
+            for name, part in profile.parts.items():
+                metrics = ", ".join(f"{k} {v}" for k, v in part.metrics.items()) or "; ".join(part.notes)
+                lines.append(f"| {name} | {part.seconds:.0f} | {part.examples} | {metrics} |")
+            lines.append("")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--result", action="append", required=True, help="LABEL=KG=FILE")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    results = []
+    for item in args.result:
+        label, kg, file = (item.split("=", 2) + ["", ""])[:3]
+        if not Path(file).is_file():
+            parser.error(f"--result takes LABEL=KG=FILE with an existing FILE, got {item!r}")
+        results.append((label, kg, Path(file)))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(section(results)) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""auto's route for one KG, measured: every method answers the KG's held-out training questions once, and
+:func:`kgqa.qa.routing.learn_policy` replays policies over what they did.
+
+The questions are held out from every model the methods read: the labelled questions of a held-out share
+of wordings or, for a KG without labelled questions, synthesised questions worded in the family no model
+saw (:mod:`kgqa.training.wording`). When several pools are given, each weighs the same, whatever its size.
+Topic entities are linked from the question text, once per question, as a user gets them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from kgqa.core.errors import KgqaError
+from kgqa.core.text import normalize_answer
+from kgqa.graph.cypher import render
+from kgqa.qa.answering import QuestionAnswerer
+from kgqa.qa.routing import (
+    MethodOutcome,
+    RoutePolicy,
+    RouteRecord,
+    answered,
+    asked_kind,
+    installed_classifiers,
+    learn_policy,
+    question_signals,
+)
+from kgqa.retrieve.linking import link_entities
+from kgqa.training.questions import LabelledQuestion
+from neo4j import Driver, RoutingControl
+from tqdm import tqdm
+
+
+@dataclass
+class RouteMeasurement:
+    policy: RoutePolicy
+    scores: dict[str, float]  # the learned and the default policy's Hits@1 over the records
+    methods: dict[str, dict[str, float]] = field(default_factory=dict)  # method -> pool -> Hits@1
+    questions: dict[str, int] = field(default_factory=dict)  # pool -> questions asked
+    unavailable: dict[str, str] = field(default_factory=dict)  # method -> why it could not run
+
+
+def sample_route_questions(
+    pools: dict[str, Sequence[LabelledQuestion]], per_pool: int, seed: int
+) -> dict[str, list[LabelledQuestion]]:
+    """At most ``per_pool`` questions of each pool, the same share of each hop count."""
+    rng = random.Random(seed)
+    out: dict[str, list[LabelledQuestion]] = {}
+    for name, questions in pools.items():
+        by_hops: dict[int | None, list[LabelledQuestion]] = defaultdict(list)
+        for q in questions:
+            by_hops[q.hops].append(q)
+        chosen: list[LabelledQuestion] = []
+        total = len(questions)
+        for _hops, group in sorted(by_hops.items(), key=lambda kv: kv[0] or 0):
+            take = min(len(group), max(1, round(per_pool * len(group) / max(total, 1))))
+            chosen += rng.sample(group, take)
+        out[name] = chosen[:per_pool]
+    return out
+
+
+def answer_names(driver: Driver, kg: str, ids: Sequence[str]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), 5000):
+        records = driver.execute_query(
+            render("training/entity_names"),
+            {"kg": kg, "ids": wanted[start : start + 5000]},
+            routing_=RoutingControl.READ,
+        ).records
+        names.update({str(r["id"]): str(r["name"]) for r in records})
+    return names
+
+
+def measure_route(
+    driver: Driver,
+    kg: str,
+    pools: dict[str, Sequence[LabelledQuestion]],
+    methods: Sequence[str],
+    progress: Callable[[str], None] = lambda _m: None,
+    first: Sequence[str] = (),
+) -> RouteMeasurement:
+    """Asks every method each pool's questions and learns the policy from what they did; ``first``: the
+    methods planned before the others (:func:`kgqa.qa.routing.learn_policy`)."""
+    answerers: dict[str, QuestionAnswerer] = {}
+    unavailable: dict[str, str] = {}
+    for method in methods:
+        try:
+            answerers[method] = QuestionAnswerer(driver, method, kg)
+        except KgqaError as exc:
+            unavailable[method] = str(exc)
+    classifiers = installed_classifiers(kg)
+    names = answer_names(driver, kg, [a for qs in pools.values() for q in qs for a in q.answer_ids])
+    records: list[RouteRecord] = []
+    hits: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for pool, questions in pools.items():
+        weight = 1.0 / max(len(questions), 1)
+        for q in tqdm(questions, desc=f"route: asking every method ({pool})", unit="q", leave=False):
+            gold = {normalize_answer(names[a]) for a in q.answer_ids if a in names}
+            topics = link_entities(driver, q.text, kg)
+            signals = question_signals(q.text, topics, classifiers is not None, classifiers)
+            outcomes: dict[str, MethodOutcome] = {}
+            for method, answerer in answerers.items():
+                try:
+                    result = answerer.ask(q.text, topics) if topics else None
+                except KgqaError:
+                    result = None
+                if result is None:
+                    outcomes[method] = MethodOutcome(False, False)
+                    hits[method][pool].append(0.0)
+                    continue
+                passes = not answered(result.evidence, asked_kind(q.text))
+                top = result.answers[0] if result.answers else ""
+                hit = bool(top) and normalize_answer(top) in gold
+                outcomes[method] = MethodOutcome(passes, hit)
+                hits[method][pool].append(float(hit))
+            records.append(RouteRecord(signals, outcomes, weight))
+    usable = [m for m in methods if m in answerers]
+    policy, scores = learn_policy(records, usable, first=first)
+    progress(
+        f"route learned on {len(records)} held-out questions: Hits@1 {scores['learned']:.3f}, the default "
+        f"route {scores['default']:.3f}: "
+        + ("the default kept" if scores["kept_default"] else "the learned one kept")
+    )
+    return RouteMeasurement(
+        policy,
+        scores,
+        {
+            m: {pool: round(sum(v) / len(v), 4) for pool, v in by_pool.items() if v}
+            for m, by_pool in hits.items()
+        },
+        {pool: len(qs) for pool, qs in pools.items()},
+        unavailable,
+    )

@@ -1,0 +1,345 @@
+"""``kgqa train all --kg NAME [--questions PATH ...]``: everything a KG's methods and ``auto`` read, learned
+for that KG and installed with it (:mod:`kgqa.models.kg_models`).
+
+1. **Questions.** The labelled questions under ``--questions`` (:mod:`kgqa.training.questions`; never a test
+   split), and questions synthesised from the KG's own relation paths (:mod:`kgqa.training.synthesis`),
+   which every KG has. Labelled questions are split by wording (a held-out share of wordings is never
+   trained on); synthesised ones by wording family (family B is never trained on) and topic.
+2. **Parts**, each timed: the entity linker's words (the KG's question words, name-word frequencies,
+   initials), the chain and hop classifiers (sgrag's templates, FRAG's and SubgraphRAG's hop
+   count), SimGRAG's relation phrases, FRAG's path ranker (what each relation arrives at), GSR's chain
+   generator, SubgraphRAG's scorer.
+3. **Route.** Every method answers the held-out questions (the labelled ones when the KG has any, else the
+   synthesised ones, on which the methods that learned their wording are planned after the others:
+   ``WORDING_FREE``); the policy that answers most of them is auto's route for this KG, when it beats the
+   default route by a point (:mod:`kgqa.learn.route`).
+4. **Profile**, written last: what each part learned from, how long it took, how each method did.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.util
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from kgqa.core.chains import chain_key
+from kgqa.core.errors import KgqaError
+from kgqa.graph.kg import resolve_kg
+from kgqa.learn.route import measure_route, sample_route_questions
+from kgqa.models import kg_models, registry
+from kgqa.models.encoder import embed
+from kgqa.models.kg_models import KgProfile, PartReport
+from kgqa.models.question_classifiers import mask_question
+from kgqa.qa.methods import AUTO_CANDIDATES
+from kgqa.qa.routing import policy_to_json
+from kgqa.training.questions import LabelledQuestion, kg_relations, read_labelled_questions
+from kgqa.training.synthesis import SynthesisConfig, synthesise
+from neo4j import Driver
+
+PARTS = ("linking", "classifiers", "simgrag", "frag", "gsr", "subgraphrag", "route")
+# The methods that read no model fitted to the synthesised questions' wording (FRAG's hop range aside: one
+# hop or more): how they answer held-out synthesised questions is how they answer users. The others learned
+# the very sentences those questions are made of and score far higher on them than on people's (GSR: 0.74
+# on held-out synthesised FB15k-237 questions, 0.22 on our written ones), so on a KG without labelled
+# questions they are planned after these.
+WORDING_FREE = ("frag", "simgrag")
+
+
+@dataclass(frozen=True)
+class TrainAllOptions:
+    questions: tuple[Path, ...] = ()
+    if_missing: bool = False  # keep the parts that are installed already
+    parts: tuple[str, ...] = PARTS
+    synthesis: SynthesisConfig = field(default_factory=SynthesisConfig)
+    gsr_examples: int = 150_000  # read in all, over as many epochs as the distinct examples allow
+    subgraphrag_per_hop: int = 1000  # training questions per hop count
+    subgraphrag_epochs: int = 6
+    subgraphrag_name: str | None = None  # install SubgraphRAG's scorer by this name instead of as the KG's
+    route_questions: int = 150  # per pool of held-out questions
+    route_share: float = 0.1  # of the labelled wordings, held out for the route
+    validation_share: float = 0.05
+    seed: int = 13
+
+
+@dataclass
+class Splits:
+    train: list[LabelledQuestion] = field(default_factory=list)
+    validation: list[LabelledQuestion] = field(default_factory=list)
+    route: dict[str, list[LabelledQuestion]] = field(default_factory=dict)  # pool name -> questions
+
+
+def split_labelled(
+    questions: Sequence[LabelledQuestion], route_share: float, validation_share: float, seed: int
+) -> tuple[list[LabelledQuestion], list[LabelledQuestion], list[LabelledQuestion]]:
+    """(train, validation, route) by wording: the questions of one masked wording stay together."""
+    groups = sorted({mask_question(q.text, q.topic_spans) for q in questions})
+    rng = random.Random(seed)
+    rng.shuffle(groups)
+    n_route = round(len(groups) * route_share)
+    n_validation = round(len(groups) * validation_share)
+    route_groups = set(groups[:n_route])
+    validation_groups = set(groups[n_route : n_route + n_validation])
+    train, validation, route = [], [], []
+    for q in questions:
+        group = mask_question(q.text, q.topic_spans)
+        (route if group in route_groups else validation if group in validation_groups else train).append(q)
+    return train, validation, route
+
+
+def split_synthesised(
+    questions: Sequence[LabelledQuestion], validation_share: float, seed: int
+) -> tuple[list[LabelledQuestion], list[LabelledQuestion], list[LabelledQuestion]]:
+    """(train, validation, route): family B is the route's; family A is split by topic entity."""
+    rng = random.Random(seed)
+    topics = sorted({q.topic_ids[0] for q in questions if q.wording == "A"})
+    held = set(rng.sample(topics, round(len(topics) * validation_share)))
+    train = [q for q in questions if q.wording == "A" and q.topic_ids[0] not in held]
+    validation = [q for q in questions if q.wording == "A" and q.topic_ids[0] in held]
+    route = [q for q in questions if q.wording != "A"]
+    return train, validation, route
+
+
+HUB_PERCENTILE = 0.999  # FRAG does not walk through the KG's best-connected thousandth of entities
+
+
+def hub_degree(driver: Driver, kg: str) -> int:
+    from kgqa.graph.cypher import render
+
+    records = driver.execute_query(
+        render("training/hub_degree"), {"kg": kg, "percentile": HUB_PERCENTILE}, routing_="r"
+    ).records
+    return max(int(records[0]["degree"] or 0), 1) if records else 1
+
+
+def _timed(log: Callable[[str], None], what: str) -> Callable[[], float]:
+    log(f"{what} ...")
+    began = time.perf_counter()
+    return lambda: round(time.perf_counter() - began, 1)
+
+
+def train_all(
+    driver: Driver, kg: str, options: TrainAllOptions, log: Callable[[str], None] = print
+) -> KgProfile:
+    """Learns and installs every part of ``kg``'s models (see the module's docstring); the profile."""
+    loaded = resolve_kg(driver, kg)
+    if loaded.status != "complete":
+        raise KgqaError(f"KG {kg!r} is not completely loaded; finish `kgqa load` first")
+    unknown = [p for p in options.parts if p not in PARTS]
+    if unknown:
+        raise KgqaError(f"unknown part {unknown[0]!r}; the parts are {', '.join(PARTS)}")
+    fingerprint = str(loaded.properties.get("fingerprint", ""))
+    old = kg_models.read_profile(kg)
+
+    def installed(part: str) -> bool:
+        if part == "route":
+            return bool(old and old.route)
+        if part == "subgraphrag" and options.subgraphrag_name:
+            return registry.subgraphrag_model_installed(kg, options.subgraphrag_name)
+        return kg_models.part_installed(kg, part)
+
+    wanted = [p for p in options.parts if not (options.if_missing and installed(p))]
+    skipped = {}
+    if {"gsr", "subgraphrag"} & set(wanted) and importlib.util.find_spec("torch") is None:
+        # the product installs without torch (scripts/setup); the parts torch trains wait for it
+        skipped = {p: "training needs torch: run scripts/setup train" for p in ("gsr", "subgraphrag")}
+        wanted = [p for p in wanted if p not in skipped]
+        for part, why in skipped.items():
+            log(f"{part}: skipped ({why})")
+    if not wanted:
+        log(f"the models of KG {kg!r} asked for are installed already; kept")
+        return old or KgProfile(kg, fingerprint, "", [], 0, 0)
+    began = time.perf_counter()
+    # what is not retrained now stays as it was: its report, and the route measured before
+    parts: dict[str, PartReport] = dict(old.parts) if old else {}
+
+    labelled: list[LabelledQuestion] = []
+    sources: list[str] = []
+    if options.questions:
+        done = _timed(log, "reading the labelled questions")
+        labelled, report = read_labelled_questions(driver, kg, options.questions, progress=log)
+        sources = report.files
+        parts["questions"] = PartReport(done(), len(labelled), notes=[report.summary()])
+        log(report.summary())
+    done = _timed(log, "synthesising questions from the KG's relation paths")
+    synthesised = synthesise(driver, kg, options.synthesis, embed=embed, progress=log)
+    parts["synthesis"] = PartReport(done(), len(synthesised))
+
+    splits = Splits()
+    lab_train, lab_validation, lab_route = split_labelled(
+        labelled, options.route_share, options.validation_share, options.seed
+    )
+    syn_train, syn_validation, syn_route = split_synthesised(
+        synthesised, options.validation_share, options.seed
+    )
+    if labelled:
+        # the KG's own questions say which chains people ask; synthesised questions add wordings of those
+        asked = {chain_key(q.chain) for q in labelled if q.chain}
+        syn_train = [q for q in syn_train if q.chain and chain_key(q.chain) in asked]
+        syn_validation = [q for q in syn_validation if q.chain and chain_key(q.chain) in asked]
+    splits.train = lab_train + syn_train
+    splits.validation = lab_validation or syn_validation
+    # The KG's own questions, when it has any, are what its users ask: they decide its route. Questions
+    # synthesised from relation names decide it only for a KG without any.
+    splits.route = {"labelled": lab_route} if lab_route else {"synthesised": syn_route} if syn_route else {}
+    log(
+        f"{len(splits.train)} training, {len(splits.validation)} validation questions; "
+        "held out for the route: " + ", ".join(f"{len(v)} {k}" for k, v in splits.route.items())
+    )
+    relations = sorted(kg_relations(driver, kg))
+
+    if "linking" in wanted:
+        from kgqa.models.encoder import vocabulary
+        from kgqa.training.linking_words import learn_linking_words, save_linking_words
+
+        done = _timed(log, "learning the entity linker's words")
+        words = learn_linking_words(driver, kg, splits.train, vocabulary())
+        save_linking_words(words, kg_models.part_dir(kg, "linking"))
+        parts["linking"] = PartReport(
+            done(),
+            int(words["entities"]),  # type: ignore[arg-type]
+            notes=[f"{len(words['question_words'])} question words, {len(words['initials'])} initials"],  # type: ignore[arg-type]
+        )
+    if "classifiers" in wanted:
+        from kgqa.training.question_classifiers import train_question_classifiers
+
+        done = _timed(log, "training the chain and hop classifiers (sgrag's templates)")
+        models = train_question_classifiers(
+            splits.train, splits.validation, kg_models.part_dir(kg, "classifiers"), seed=options.seed
+        )
+        validation = models.metadata.get("validation", {})
+        parts["classifiers"] = PartReport(
+            done(),
+            int(models.metadata["training_examples"]),
+            {k: round(float(v), 4) for k, v in validation.items() if k.endswith("masked")},
+            [f"{models.metadata['chains']} chains (sgrag's templates)"],
+        )
+    if "simgrag" in wanted:
+        from kgqa.training.relation_phrases import learn_relation_phrases, save_relation_phrases
+
+        done = _timed(log, "learning SimGRAG's relation phrases")
+        phrases = learn_relation_phrases(splits.train, relations)
+        save_relation_phrases(phrases, kg_models.part_dir(kg, "simgrag"))
+        parts["simgrag"] = PartReport(done(), len(splits.train), notes=[f"{len(phrases)} relations"])
+    if "frag" in wanted:
+        from kgqa.models.frag_ranker import FragRanker, save_ranker
+        from kgqa.training.answer_types import learn_answer_types
+
+        done = _timed(log, "learning what each relation arrives at (FRAG's path ranker)")
+        steps = [(r, way) for r in relations for way in ("out", "in")]
+        kinds = learn_answer_types(driver, kg, steps, progress=log)
+        hub = hub_degree(driver, kg)
+        ranker = FragRanker(kinds=kinds, hub_degree=hub)
+        save_ranker(kg, ranker)
+        notes = [f"hub degree {hub}"]
+        metrics: dict[str, float] = {}
+        if lab_train and lab_validation:
+            from kgqa.learn.frag_ranker import fit_ranker
+
+            fit = fit_ranker(driver, kg, lab_train, lab_validation, ranker, options.seed, log)
+            metrics = {
+                "gold_chain_first_default": fit.accuracy_default,
+                "gold_chain_first_fitted": fit.accuracy_fitted,
+            }
+            if fit.kept:
+                save_ranker(
+                    kg, replace(ranker, weights=fit.weights, learned_on=f"{fit.questions} labelled questions")
+                )
+        notes.append(
+            "weights fitted on labelled questions"
+            if metrics.get("gold_chain_first_fitted", 0) > metrics.get("gold_chain_first_default", 0)
+            else "default weights"
+        )
+        parts["frag"] = PartReport(done(), len(steps), metrics, notes)
+    if "gsr" in wanted:
+        from kgqa.training.gsr import GsrConfig, train_gsr
+
+        done = _timed(log, "training GSR's chain generator")
+        gsr = train_gsr(
+            relations,
+            kg_models.part_dir(kg, "gsr"),
+            splits.train,
+            splits.validation,
+            GsrConfig(examples=options.gsr_examples, seed=options.seed),
+            log,
+        )
+        parts["gsr"] = PartReport(
+            done(), gsr.examples, {"chain_accuracy_held_out_wordings": round(gsr.valid_chain_accuracy, 4)}
+        )
+    if "subgraphrag" in wanted:
+        from kgqa.training.subgraphrag import TrainConfig, train_subgraphrag
+
+        done = _timed(log, "training SubgraphRAG's triple scorer")
+        result = train_subgraphrag(
+            driver,
+            TrainConfig(
+                kg=kg,
+                limit=options.subgraphrag_per_hop,
+                epochs=options.subgraphrag_epochs,
+                seed=options.seed,
+            ),
+            splits.train,
+            splits.validation,
+            registry.subgraphrag_model_dir(kg, options.subgraphrag_name),
+            log=log,
+        )
+        parts[
+            "subgraphrag" if not options.subgraphrag_name else f"subgraphrag {options.subgraphrag_name}"
+        ] = PartReport(
+            done(),
+            int(result.meta["split"]["train"]),
+            {"recall@100": float(result.meta["best_dev_recall@100"])},
+        )
+    registry.forget_loaded_models()
+
+    profile = KgProfile(
+        kg=kg,
+        fingerprint=fingerprint,
+        trained_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        questions=sources,
+        labelled=len(labelled),
+        synthesised=len(synthesised),
+        parts=parts,
+        methods=dict(old.methods) if old and "route" not in wanted else {},
+        route=dict(old.route) if old and "route" not in wanted else {},
+    )
+    if "route" in wanted and splits.route:
+        done = _timed(log, "measuring every method on the held-out questions (auto's route)")
+        pools = sample_route_questions(splits.route, options.route_questions, options.seed)
+        first = WORDING_FREE if "labelled" not in pools else ()
+        measured = measure_route(driver, kg, pools, AUTO_CANDIDATES, log, first=first)
+        profile.route = policy_to_json(measured.policy)
+        profile.methods = measured.methods
+        parts["route"] = PartReport(
+            done(),
+            sum(measured.questions.values()),
+            {f"auto_{k}": v for k, v in measured.scores.items()},
+            [f"{m} cannot run: {why}" for m, why in measured.unavailable.items()],
+        )
+    if "classifiers" in wanted and lab_route:
+        # The route is measured: the held-out wordings now teach the classifiers too (seconds), so that no
+        # wording of the KG's own questions is left out of sgrag's templates.
+        from kgqa.training.question_classifiers import train_question_classifiers
+
+        done = _timed(log, "refitting the classifiers on every labelled question")
+        models = train_question_classifiers(
+            [*splits.train, *lab_route],
+            splits.validation,
+            kg_models.part_dir(kg, "classifiers"),
+            seed=options.seed,
+        )
+        chains = models.metadata["chains"]
+        parts["classifiers"].notes.append(
+            f"refitted on the route's wordings too ({done()}s, {chains} chains)"
+        )
+        registry.forget_loaded_models()
+    for part, why in skipped.items():
+        if part not in parts:
+            parts[part] = PartReport(0.0, notes=[f"not trained: {why}"])
+    profile = replace(profile, parts=parts)
+    kg_models.write_profile(profile)
+    log(f"KG {kg!r}: models installed in {kg_models.kg_models_dir(kg)} ({time.perf_counter() - began:.0f}s)")
+    return profile

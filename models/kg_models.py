@@ -1,0 +1,175 @@
+"""Each KG's own models: where they live, and the profile that says what they cover.
+
+``kgqa train all --kg NAME`` learns, for one KG, everything its methods and ``auto`` read, and installs it in
+one folder (the managed server reads the same folder through ``kgqa.models.dir``)::
+
+    <KGQA_HOME>/models/kgs/<kg>/
+        profile.json        written last: what was trained, from which questions, how long each part took,
+                            how each method did on the held-out questions, and the route measured from that
+        classifiers/        the question's relation chain (sgrag's template) and hop count (FRAG, SubgraphRAG)
+        gsr/                GSR's chain generator (ONNX, run by kgqa.gsr.*)
+        subgraphrag/        SubgraphRAG's triple scorer (ONNX, run by kgqa.subgraphrag.*)
+        simgrag/phrases.json   the words the KG's questions use for each relation (kgqa.simgrag.*)
+        frag/ranker.json    FRAG's path ranker: what each relation arrives at, and how its features weigh
+        linking/words.json  the entity linker's words: question words, name-word frequencies, initials
+
+A KG's models belong to that KG and are never used for another: a KG without them is a one-line error naming
+``kgqa train all --kg NAME``, or, for ``auto``, a method the route skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgqa.core.config import models_dir
+from kgqa.core.errors import KgqaError, ModelMissing
+
+KGS_FOLDER = "kgs"
+PROFILE_FILE = "profile.json"
+PROFILE_FORMAT = 1
+# The parts of a KG's models, the folder of each and the file whose presence means it is complete.
+PARTS: dict[str, str] = {
+    "classifiers": "classifiers/metadata.json",
+    "gsr": "gsr/meta.json",
+    "subgraphrag": "subgraphrag/meta.json",
+    "simgrag": "simgrag/phrases.json",
+    "frag": "frag/ranker.json",
+    "linking": "linking/words.json",
+}
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
+
+
+def train_command(kg: str) -> str:
+    return f"kgqa train all --kg {kg}"
+
+
+def kg_models_dir(kg: str, home: Path | None = None) -> Path:
+    """``<KGQA_HOME>/models/kgs/<kg>``; a one-line error for a name that cannot be a folder."""
+    if not _SAFE.match(kg) or ".." in kg:
+        raise KgqaError(f"invalid KG name {kg!r}: use letters, digits, '_', '.' or '-'")
+    return models_dir(home) / KGS_FOLDER / kg
+
+
+def part_dir(kg: str, part: str, home: Path | None = None) -> Path:
+    if part not in PARTS:
+        raise ValueError(f"unknown model part {part!r}; the parts are {', '.join(PARTS)}")
+    return kg_models_dir(kg, home) / PARTS[part].split("/")[0]
+
+
+def part_installed(kg: str, part: str, home: Path | None = None) -> bool:
+    return (kg_models_dir(kg, home) / PARTS[part]).is_file()
+
+
+def require_part(kg: str, part: str, what: str) -> Path:
+    """The folder of ``kg``'s ``part``; ModelMissing naming `kgqa train all --kg KG` when it is absent."""
+    if not part_installed(kg, part):
+        raise ModelMissing(f"{what} for KG {kg!r}", train_command(kg), str(part_dir(kg, part)))
+    return part_dir(kg, part)
+
+
+@dataclass
+class PartReport:
+    """What training one part did: how long, on how many examples, and what it measured."""
+
+    seconds: float
+    examples: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class KgProfile:
+    """What a KG's models cover (``profile.json``)."""
+
+    kg: str
+    fingerprint: str  # of the KG the models were trained on (its :KG node's fingerprint)
+    trained_at: str
+    questions: list[str]  # the labelled question sets read ([] when learned from the KG alone)
+    labelled: int  # labelled questions used
+    synthesised: int  # questions synthesised from the KG's relation paths
+    parts: dict[str, PartReport] = field(default_factory=dict)
+    # held-out questions: method -> Hits@1 (and per kind) of each method, as auto's route measured them
+    methods: dict[str, dict[str, float]] = field(default_factory=dict)
+    route: dict[str, Any] = field(default_factory=dict)  # kgqa.qa.routing.RoutePolicy as JSON
+    format: int = PROFILE_FORMAT
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> KgProfile:
+        parts = {name: PartReport(**report) for name, report in (data.get("parts") or {}).items()}
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "parts"}
+        return cls(**fields, parts=parts)
+
+
+def read_profile(kg: str, home: Path | None = None) -> KgProfile | None:
+    """The KG's profile, or None when it has none (never trained) or one of another format."""
+    path = kg_models_dir(kg, home) / PROFILE_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != PROFILE_FORMAT:
+            return None
+        return KgProfile.from_json(data)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    """Writes ``data`` as JSON beside ``path`` and renames it there: a reader sees the old file or the new."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1, ensure_ascii=False, sort_keys=True)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_profile(profile: KgProfile, home: Path | None = None) -> Path:
+    path = kg_models_dir(profile.kg, home) / PROFILE_FILE
+    write_json_atomically(path, profile.to_json())
+    return path
+
+
+def installed_parts(kg: str, home: Path | None = None) -> list[str]:
+    return [part for part in PARTS if part_installed(kg, part, home)]
+
+
+def models_summary(kg: str, fingerprint: str | None = None) -> dict[str, Any]:
+    """What ``kgqa kgs`` shows of a KG's models: the parts installed (and the route), when they were trained,
+    and whether the KG was reloaded since (its fingerprint changed)."""
+    try:
+        parts = installed_parts(kg)
+    except KgqaError:
+        return {"models": "", "trained_at": None, "models_current": None}
+    profile = read_profile(kg)
+    if profile is not None and profile.route:
+        parts.append("route")
+    current = None
+    if profile is not None and fingerprint:
+        current = profile.fingerprint == fingerprint
+    return {
+        "models": ",".join(parts),
+        "trained_at": profile.trained_at if profile else None,
+        "models_current": current,
+    }
+
+
+def remove_models(kg: str) -> bool:
+    """Deletes KG ``kg``'s models (with the KG: a KG's models belong to it); False when it had none."""
+    import shutil
+
+    directory = kg_models_dir(kg)
+    if not directory.exists():
+        return False
+    shutil.rmtree(directory)
+    return True
