@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 from kgqa.graph.connection import open_driver
-from kgqa.qa.answering import Result, answer_question
+from kgqa.qa.answering import MAX_K, Result, answer_question
 from kgqa.qa.methods import METHODS
 from rich.console import Console
 from rich.table import Table
@@ -32,7 +32,12 @@ from rich.table import Table
     help="'none' for the offline extractive answerer, or a model name served at OPENAI_BASE_URL.",
 )
 @click.option(
-    "-k", "k", default=100, show_default=True, type=int, help="Maximum number of evidence triplets."
+    "-k",
+    "k",
+    default=100,
+    show_default=True,
+    type=click.IntRange(1, MAX_K),
+    help="Maximum number of evidence triplets.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see DESIGN.md, CLI contract).")
 @click.option(

@@ -7,8 +7,29 @@ import sys
 
 import click
 from kgqa.cli.output import print_table, to_jsonable
-from kgqa.graph.connection import open_driver
-from neo4j import RoutingControl
+from kgqa.core.errors import KgqaError
+from kgqa.graph.connection import failure_line, open_driver
+from neo4j import NotificationMinimumSeverity, Query, RoutingControl
+from neo4j.exceptions import Neo4jError
+
+READ_TIMEOUT_S = 60.0  # a read-only statement's transaction timeout unless --timeout says otherwise
+# Exit codes from 126 up mean "not executable", "not found" and signals to a shell: a count stops below.
+MAX_EXIT_CODE = 125
+# Procedures Neo4j plans as "schema" (mode DBMS) that only read: allowed without --write. Other DBMS-mode
+# procedures (db.clearQueryCaches, ...) change the server's state and stay refused.
+READ_ONLY_DBMS_PROCEDURES = frozenset(
+    {
+        "dbms.components",
+        "dbms.info",
+        "dbms.listConfig",
+        "dbms.queryJmx",
+        "dbms.showCurrentUser",
+        "dbms.clientConfig",
+        "dbms.listCapabilities",
+        "dbms.routing.getRoutingTable",
+        "dbms.cluster.routing.getRoutingTable",
+    }
+)
 
 
 @click.command()
@@ -28,26 +49,40 @@ from neo4j import RoutingControl
     help="Allow statements that write (by default a statement whose plan writes is refused, and reads run "
     "in a read transaction).",
 )
-def cypher(query: str | None, fmt: str, params: tuple[str, ...], write: bool) -> None:
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True, max=86_400),
+    default=None,
+    help=f"Stop a statement after this many seconds (default: {READ_TIMEOUT_S:g} for reads, none with "
+    "--write).",
+)
+def cypher(query: str | None, fmt: str, params: tuple[str, ...], write: bool, timeout: float | None) -> None:
     """Run QUERY, or start an interactive shell when QUERY is absent (end statements with ';').
 
     Read-only unless --write: each statement is planned first (EXPLAIN) and refused if its plan writes, as
-    neo4j-graphrag's Text2Cypher retriever does, then run routed as a read."""
+    neo4j-graphrag's Text2Cypher retriever does, then run routed as a read, in a transaction that times out.
+    Statements read from standard input go on after one fails; the exit code is the number that failed."""
     parameters = _parse_params(params)
+    limit = timeout if timeout is not None else (None if write else READ_TIMEOUT_S)
     with open_driver() as driver:
         if query is not None:
-            _run_one(driver, query, parameters, fmt, write)
+            _run_one(driver, query, parameters, fmt, write, limit)
             return
-        _interactive(driver, parameters, fmt, write)
+        failed, total = _interactive(driver, parameters, fmt, write, limit)
+    if failed:
+        click.echo(f"kgqa: error: {failed} of {total} statements failed", err=True)
+        sys.exit(min(failed, MAX_EXIT_CODE))
 
 
 def refuse_writes(driver, query: str, parameters: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
     """A one-line error when ``query``'s plan writes (EXPLAIN plans without running it)."""
-    from kgqa.core.errors import KgqaError
-
-    _records, summary, _keys = driver.execute_query(
-        "EXPLAIN " + query, parameters, routing_=RoutingControl.READ
-    )
+    # Notifications off for the plan: the statement's run reports the same ones, so each is printed once.
+    with driver.session(
+        default_access_mode="READ", notifications_min_severity=NotificationMinimumSeverity.OFF
+    ) as session:
+        summary = session.run("EXPLAIN " + query, parameters).consume()
+    if summary.query_type == "s" and _only_reads(summary.plan):
+        return
     if summary.query_type not in ("r", None):
         kind = {"w": "writes", "rw": "reads and writes", "s": "changes the schema"}.get(
             str(summary.query_type), f"is of type {summary.query_type!r}"
@@ -55,11 +90,40 @@ def refuse_writes(driver, query: str, parameters: dict[str, object]) -> None:  #
         raise KgqaError(f"the statement {kind}; kgqa cypher is read-only unless given --write")
 
 
-def _run_one(driver, query: str, parameters: dict[str, object], fmt: str, write: bool = False) -> None:  # type: ignore[no-untyped-def]
+def _only_reads(plan: dict[str, object] | None) -> bool:
+    """Whether a plan Neo4j types "schema" only calls DBMS procedures that read (``dbms.components()``)."""
+    called: list[str] = []
+    stack = [plan] if plan else []
+    while stack:
+        node = stack.pop()
+        if str(node.get("operatorType", "")).startswith("ProcedureCall"):
+            details = str((node.get("args") or {}).get("Details", ""))  # type: ignore[union-attr]
+            called.append(details.split("(", 1)[0].strip())
+        stack.extend(node.get("children") or [])  # type: ignore[arg-type]
+    return bool(called) and all(name in READ_ONLY_DBMS_PROCEDURES for name in called)
+
+
+def _run_one(  # type: ignore[no-untyped-def]
+    driver,
+    query: str,
+    parameters: dict[str, object],
+    fmt: str,
+    write: bool = False,
+    timeout: float | None = None,
+) -> None:
     if not write:
         refuse_writes(driver, query, parameters)
     routing = RoutingControl.WRITE if write else RoutingControl.READ
-    records, _summary, keys = driver.execute_query(query, parameters, routing_=routing)
+    try:
+        records, _summary, keys = driver.execute_query(
+            Query(query, timeout=timeout), parameters, routing_=routing
+        )
+    except Neo4jError as exc:
+        if exc.code and "TransactionTimedOut" in exc.code:
+            raise KgqaError(
+                f"the statement ran longer than {timeout:g} s and was stopped (--timeout)"
+            ) from None
+        raise
     rows = [{key: to_jsonable(record[key]) for key in keys} for record in records]
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False))
@@ -67,9 +131,20 @@ def _run_one(driver, query: str, parameters: dict[str, object], fmt: str, write:
         print_table(list(keys), rows)
 
 
-def _interactive(driver, parameters: dict[str, object], fmt: str, write: bool) -> None:  # type: ignore[no-untyped-def]
-    from kgqa.core.errors import KgqaError
-    from neo4j.exceptions import Neo4jError
+def _interactive(  # type: ignore[no-untyped-def]
+    driver, parameters: dict[str, object], fmt: str, write: bool, timeout: float | None
+) -> tuple[int, int]:
+    """Runs the statements of standard input; (failed, run)."""
+    failed = total = 0
+
+    def attempt(statement: str) -> None:
+        nonlocal failed, total
+        total += 1
+        try:
+            _run_one(driver, statement, parameters, fmt, write, timeout)
+        except (Neo4jError, KgqaError) as exc:
+            failed += 1
+            click.echo(f"error: {failure_line(exc) or exc}", err=True)
 
     interactive = sys.stdin.isatty()
     if interactive:
@@ -89,22 +164,15 @@ def _interactive(driver, parameters: dict[str, object], fmt: str, write: bool) -
         if text.endswith(";"):
             buffer.clear()
             statement = text.rstrip(";").strip()
-            if not statement:
-                continue
-            try:
-                _run_one(driver, statement, parameters, fmt, write)
-            except Neo4jError as exc:
-                click.echo(f"error: {exc.message}", err=True)
-            except KgqaError as exc:
-                click.echo(f"error: {exc}", err=True)
+            if statement:
+                attempt(statement)
     leftover = "\n".join(buffer).strip()
     if leftover:
-        _run_one(driver, leftover, parameters, fmt, write)
+        attempt(leftover)
+    return failed, total
 
 
 def _parse_params(params: tuple[str, ...]) -> dict[str, object]:
-    from kgqa.core.errors import KgqaError
-
     parsed: dict[str, object] = {}
     for item in params:
         name, sep, raw = item.partition("=")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from kgqa.core.errors import KgqaError
-from kgqa.evaluation.datasets import DATASETS
+from kgqa.evaluation.datasets import DATASETS, SPLITS
 
 
 def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -25,8 +25,9 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
 @click.argument("dataset", type=click.Choice(DATASETS))
 @click.option(
     "--split",
-    type=click.Choice(["dev", "test"]),
-    help="Benchmark split (default dev for metaqa; WebQSP and CWQ have test only).",
+    type=click.Choice(["train", "dev", "test"]),
+    help="Benchmark split (default dev for metaqa, test otherwise). WebQSP's dev is the part of its train "
+    "split that `kgqa train all --questions` held out from the KG's models.",
 )
 @click.option("--hops", callback=_hops, metavar="1,2,3", help="MetaQA hop subsets (default all).")
 @click.option(
@@ -95,6 +96,12 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
     help="Questions answered at once. Faster on a multi-core machine, but each latency then includes "
     "waiting on the others: keep 1 when latency matters.",
 )
+@click.option(
+    "--given-topic",
+    is_flag=True,
+    help="WebQSP/CWQ: answer from the dataset's topic entities (as the papers do) instead of linking them "
+    "from the question.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-chart", is_flag=True, help="Skip the PNG chart.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report JSON instead of the table.")
@@ -113,6 +120,7 @@ def eval_command(
     retry_errors: bool,
     seed: int,
     workers: int,
+    given_topic: bool,
     no_progress: bool,
     no_chart: bool,
     as_json: bool,
@@ -124,8 +132,8 @@ def eval_command(
 
     if split is None:
         split = "dev" if dataset == "metaqa" else "test"
-    if dataset != "metaqa" and split != "test":
-        raise KgqaError(f"{dataset} has only a test split here")
+    if split not in SPLITS[dataset]:
+        raise KgqaError(f"{dataset} has no {split} split here; it has {', '.join(SPLITS[dataset])}")
     config = EvalConfig(
         dataset=dataset,
         split=split,
@@ -143,6 +151,7 @@ def eval_command(
         workers=workers,
         progress=not no_progress,
         chart=not no_chart,
+        given_topic=given_topic,
     )
     report = run_eval(config)
     if as_json:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
+from typing import Any
 
 import click
 from kgqa.core.errors import KgqaError
@@ -53,6 +55,23 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             _fail("interrupted")
         return None
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Click's own usage errors in the same one line as ours (exit code 2, as Click gives them), not
+        Click's three lines of usage and hint."""
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.ClickException as exc:
+            click.echo(f"kgqa: error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _fail("interrupted")
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:  # a closed pipe (`kgqa ... | head`) is no error to report
+                raise
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def _fail(message: str) -> None:

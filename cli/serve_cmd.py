@@ -19,10 +19,19 @@ from kgqa.core.errors import KgqaError
     help="Serving processes: the question-answering layer is Python, so one process answers one question "
     "at a time between database calls; more use more cores.",
 )
-def serve(host: str, port: int, workers: int) -> None:
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A Host header name to answer besides the bound address (a DNS name a proxy forwards); '*' answers "
+    "any. Repeatable.",
+)
+def serve(host: str, port: int, workers: int, allow_hosts: tuple[str, ...]) -> None:
     """Serve the question-answering layer over HTTP, with a web page that draws the evidence.
 
     Bound to anything but loopback, every /api call needs the bearer token in $KGQA_HOME/serve-token.
+    Requests whose Host header names neither the bound address nor an --allow-host are refused (421).
     """
     import uvicorn
     from kgqa.core.process import port_in_use
@@ -38,9 +47,16 @@ def serve(host: str, port: int, workers: int) -> None:
         )
     click.echo(f"kgqa: serving on http://{host}:{port}/ (API docs at /docs)", err=True)
     if workers == 1:
-        uvicorn.run(create_app(ServiceSettings(host, port, token)), host=host, port=port, log_level="warning")
+        settings = ServiceSettings(host, port, token, allow_hosts)
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
         return
-    os.environ.update({"KGQA_SERVE_HOST": host, "KGQA_SERVE_PORT": str(port)})
+    os.environ.update(
+        {
+            "KGQA_SERVE_HOST": host,
+            "KGQA_SERVE_PORT": str(port),
+            "KGQA_SERVE_ALLOWED_HOSTS": ",".join(allow_hosts),
+        }
+    )
     uvicorn.run(
         "kgqa.service.app:app_from_env",
         factory=True,

@@ -6,10 +6,13 @@
   aligned by line and checked by text). Gold triples are the KB triples (``kb_dedup.txt`` or ``kb.txt``) on
   the walks that follow the relation path from the topic entity to a gold answer without passing back
   through the topic entity (MetaQA's answer semantics).
-- **WebQSP** (``webqsp/``, test only): ``webqsp_test_aog.json`` (QuestionId, RawQuestion, answer names,
-  topic_entity {mid: name}); the inferential chain of ``webqsp_test_beamqa.txt`` gives the hop count; the
-  GPT-labelled relevant triples of SubgraphRAG (``subgraphrag_gpt_triples_webqsp_test.json``) are the gold
-  triples. Questions without a gold answer are skipped and counted.
+- **WebQSP** (``webqsp/``): test is ``webqsp_test_aog.json`` (QuestionId, RawQuestion, answer names,
+  topic_entity {mid: name}); ``webqsp_test_beamqa.txt`` gives the answer mids and, by its inferential chain,
+  the hop count; the GPT-labelled relevant triples of SubgraphRAG
+  (``subgraphrag_gpt_triples_webqsp_test.json``) are the gold triples. Questions without a gold answer are
+  skipped and counted. Train is
+  ``webqsp_train_beamqa.csv`` (topic mid, question, chain, answer mid; the answer's name comes from the KG);
+  dev is the part of train that ``kgqa train all`` held out from every model of the KG asked.
 - **CWQ** (``cwq/``, test only): ``cwq_test_tog.json`` (ID, question, topic_entity, one answer name) with
   the answer mids of ``ComplexWebQuestions_test.json``; the question type is ``compositionality_type``; gold
   triples as for WebQSP.
@@ -32,7 +35,7 @@ from kgqa.core.types import Triplet
 from kgqa.evaluation import metaqa
 
 DATASETS = ("metaqa", "webqsp", "cwq")
-SPLITS = {"metaqa": metaqa.SPLITS, "webqsp": ("test",), "cwq": ("test",)}
+SPLITS = {"metaqa": metaqa.SPLITS, "webqsp": ("train", "dev", "test"), "cwq": ("test",)}
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,11 @@ def load_dataset(
         return read_metaqa(root, split, hops or metaqa.HOPS, limit, seed)
     if hops:
         raise KgqaError(f"--hops applies to metaqa only, not {name}")
-    return read_webqsp(root, limit, seed) if name == "webqsp" else read_cwq(root, limit, seed)
+    if name == "webqsp":
+        if split == "test":
+            return read_webqsp(root, limit, seed)
+        return read_webqsp_train(root, split, limit, seed)
+    return read_cwq(root, limit, seed)
 
 
 # --- MetaQA -------------------------------------------------------------------------------------------------
@@ -279,10 +286,13 @@ def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
         raise KgqaError(f"WebQSP file not found: {path}")
     records = _load_json_records(path)
     chains: dict[str, int] = {}
+    answer_mids: dict[str, tuple[str, ...]] = {}
     beamqa = root / "webqsp_test_beamqa.txt"
     if beamqa.is_file():
         for line in beamqa.read_text(encoding="utf-8").splitlines():
             cols = line.split("\t")
+            if len(cols) >= 2 and cols[1].strip():
+                answer_mids.setdefault(_question_key(cols[0]), tuple(cols[1].strip().split("|")))
             if len(cols) >= 3 and cols[2].strip():
                 chains.setdefault(_question_key(cols[0]), len(cols[2].split("|")))
     notes = ["gold triples: SubgraphRAG's GPT-labelled relevant triples (names), not a full gold path set"]
@@ -304,6 +314,7 @@ def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
                 answers=answers,
                 hops=chains.get(_question_key(text)),
                 topic_entities=topics,
+                answer_ids=answer_mids.get(_question_key(text), ()),
             )
         )
     questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
@@ -318,6 +329,50 @@ def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
         notes,
         {"no gold answer": skipped} if skipped else {},
         (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None),
+    )
+
+
+def read_webqsp_train(root: Path, split: str, limit: int | None = None, seed: int = 0) -> Dataset:
+    """WebQSP train (``webqsp_train_beamqa.csv``): the answer names are left to the KG (the file has mids);
+    for ``dev`` the runner keeps the questions the KG's training held out."""
+    import ast
+    import csv
+
+    path = root / "webqsp_train_beamqa.csv"
+    if not path.is_file():
+        raise KgqaError(f"WebQSP train file not found: {path}")
+    questions: list[EvalQuestion] = []
+    skipped = 0
+    with path.open(encoding="utf-8", newline="") as handle:
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            head, text, answer = (row.get(c, "").strip() for c in ("head", "qa", "ans"))
+            if not (head and text and answer):
+                skipped += 1
+                continue
+            try:
+                chains = ast.literal_eval(row.get("rel") or "[]")
+            except (ValueError, SyntaxError):
+                raise KgqaError(f"{path}:{line}: the rel column is not a list of chains") from None
+            questions.append(
+                EvalQuestion(
+                    id=f"WebQTrn-{line}",
+                    dataset="webqsp",
+                    split=split,
+                    question=text,
+                    answers=(),
+                    hops=len(str(chains[0]).split("|")) if chains else None,
+                    topic_entities=((head, ""),),
+                    answer_ids=tuple(answer.split("|")),
+                )
+            )
+    questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
+    return Dataset(
+        "webqsp",
+        split,
+        root,
+        questions,
+        ["gold answers: the names the KG gives the answer mids of webqsp_train_beamqa.csv"],
+        {"incomplete row": skipped} if skipped else {},
     )
 
 

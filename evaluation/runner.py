@@ -64,6 +64,7 @@ class EvalConfig:
     workers: int = 1
     progress: bool = True
     chart: bool = True
+    given_topic: bool = False  # WebQSP/CWQ: the dataset's topic entities instead of the linker's
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -81,7 +82,8 @@ class EvalConfig:
             return Path(self.out)
         llm = "extractive" if self.llm.lower() in ("none", "extractive") else self.llm.replace("/", "_")
         method = str(self.method).replace(":", "_").replace("/", "_")
-        return Path("eval-results") / f"{self.dataset}-{self.split}-{method}-{llm}-k{self.k}.json"
+        given = "-given" if self.given_topic else ""
+        return Path("eval-results") / f"{self.dataset}-{self.split}-{method}-{llm}-k{self.k}{given}.json"
 
     def output_paths(self) -> dict[str, Path]:
         base = self.report_path
@@ -100,6 +102,7 @@ class EvalConfig:
             "llm": self.llm,
             "k": self.k,
             "kg": self.kg,
+            "given_topic": self.given_topic,
         }
 
     def command(self) -> str:
@@ -115,6 +118,8 @@ class EvalConfig:
             parts += ["--seed", str(self.seed)]
         if self.workers > 1:
             parts += ["--workers", str(self.workers)]
+        if self.given_topic:
+            parts += ["--given-topic"]
         parts += ["--out", str(self.report_path)]
         return " ".join(parts)
 
@@ -303,9 +308,10 @@ def _seed(seed: int) -> dict[str, Any]:
     return seeds
 
 
-def _topics_for(driver: Any, kg: str, q: EvalQuestion) -> list[LinkedEntity] | None:
-    """The dataset's given topic entities that exist in the KG (WebQSP/CWQ); None lets the linker link."""
-    if q.dataset == "metaqa" or not q.topic_entities or driver is None:
+def _topics_for(driver: Any, kg: str, q: EvalQuestion, given: bool) -> list[LinkedEntity] | None:
+    """The dataset's given topic entities that exist in the KG (WebQSP/CWQ, with ``given``); None lets the
+    linker link."""
+    if not given or q.dataset == "metaqa" or not q.topic_entities or driver is None:
         return None
     ids = [
         form
@@ -316,6 +322,21 @@ def _topics_for(driver: Any, kg: str, q: EvalQuestion) -> list[LinkedEntity] | N
     rows = driver.execute_query(render("eval/given_topics"), kg=kg, ids=ids, names=names).records
     found = [LinkedEntity(id=str(r["id"]), name=str(r["name"]), score=1.0, how="given") for r in rows]
     return found or None
+
+
+def scope_questions(driver: Any, config: EvalConfig, data: Dataset) -> Dataset:
+    """A Freebase benchmark's questions that KG ``config.kg`` can answer (:mod:`.reachable`); for ``dev``,
+    those the KG's training held out; then the ``--limit`` sample."""
+    from kgqa.evaluation.reachable import held_out_questions, normalised, reachable_questions
+    from kgqa.models.kg_models import read_held_out
+
+    if config.split == "dev":
+        data = held_out_questions(data, normalised(sorted(read_held_out(str(config.kg)))), None, config.seed)
+    data = reachable_questions(driver, str(config.kg), data)
+    if config.limit is not None and config.limit < len(data.questions):
+        picked = sorted(random.Random(config.seed).sample(range(len(data.questions)), config.limit))
+        data.questions = [data.questions[i] for i in picked]
+    return data
 
 
 def _load1() -> float | None:
@@ -375,9 +396,10 @@ def run_eval(
     # Server notifications (say, an unknown property in some query) would be logged once per question and
     # bury the progress bar; they are not evaluation results.
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
-    data = dataset or load_dataset(
-        config.dataset, config.split, config.path, config.hops, config.limit, config.seed
-    )
+    # a Freebase benchmark is sampled after the KG's answerable questions are kept (see scope_questions)
+    freebase = dataset is None and config.dataset != "metaqa"
+    limit = None if freebase else config.limit
+    data = dataset or load_dataset(config.dataset, config.split, config.path, config.hops, limit, config.seed)
     paths = config.output_paths()
     header, previous = read_jsonl(paths["jsonl"]) if config.resume else (None, {})
     if header is not None and header.get("config") != config.identity():
@@ -397,6 +419,8 @@ def run_eval(
         driver = open_driver()
     try:
         kg_info = resolve_kg(driver, str(config.kg)).properties if driver is not None else {}
+        if freebase:
+            data = scope_questions(driver, config, data)
         if answerer is None:
             answerer = QuestionAnswerer(driver, str(config.method), str(config.kg), config.llm, config.k)
         seeds = _seed(config.seed)  # after the method is built, so that torch is seeded if it brought it in
@@ -427,7 +451,9 @@ def run_eval(
             gold = data.gold_triples(q)
             t0 = time.perf_counter()
             try:
-                answered = answerer.ask(q.question, _topics_for(driver, str(config.kg), q))
+                answered = answerer.ask(
+                    q.question, _topics_for(driver, str(config.kg), q, config.given_topic)
+                )
                 record = build_record(q, gold, answered)
             except Exception as exc:  # one question's failure is data, not the end of the run
                 if _fatal(exc):

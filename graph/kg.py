@@ -43,3 +43,19 @@ def kg_embedding_model(driver: Driver, kg: str) -> str | None:
     ).records
     model = records[0]["model"] if records else None
     return str(model) if model else None
+
+
+def kg_has_embeddings(driver: Driver, kg: str) -> bool:
+    """Whether ``kg`` has stored vectors (False: loaded with ``--no-embeddings`` and not indexed since)."""
+    records = driver.execute_query(
+        render("kg/has_embeddings"), {"kg": kg}, routing_=RoutingControl.READ
+    ).records
+    return bool(records and records[0]["embedded"])
+
+
+def no_embeddings_line(method: str, kg: str) -> str:
+    """The one line a method that compares vectors says on a KG that has none."""
+    return (
+        f"method {method!r} compares stored vectors and KG {kg!r} was loaded without embeddings; "
+        f"add them with `kgqa index --kg {kg}`, or use --method sgrag or gsr"
+    )

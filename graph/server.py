@@ -366,7 +366,16 @@ class ManagedServer:
             with os.fdopen(fd, "w") as fh:
                 fh.write(secrets.token_urlsafe(24) + "\n")
         if not (self.neo4j_home / "data" / "dbms").exists():
-            proc = self._admin(java, ["dbms", "set-initial-password", self.password()])
+            # Never on the command line, where any user of the machine reads it (ps, /proc/*/cmdline):
+            # neo4j-admin (picocli) reads "@file" arguments from the file, here a private one of ours.
+            argfile = self.home / f".initial-password-{os.getpid()}"
+            fd = os.open(argfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(argfile_quoted(self.password()) + "\n")
+                proc = self._admin(java, ["dbms", "set-initial-password", f"@{argfile}"])
+            finally:
+                argfile.unlink(missing_ok=True)
             if proc.returncode != 0:
                 raise KgqaError(f"could not set the Neo4j password: {last_line(proc.stdout + proc.stderr)}")
 
@@ -480,6 +489,12 @@ def _maven(args: list[str], what: str) -> None:
     if proc.returncode != 0:
         errors = [line for line in proc.stdout.splitlines() if "[ERROR]" in line] or proc.stdout.splitlines()
         raise KgqaError(f"Maven failed to build {what}: {errors[0] if errors else proc.stderr.strip()}")
+
+
+def argfile_quoted(value: str) -> str:
+    """``value`` as one argument of a picocli "@file": double-quoted, with its backslashes and quotes escaped
+    (a password may hold spaces, '#' or quotes, which the file's syntax would otherwise split or drop)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _query_versions(uri: str, user: str, password: str) -> dict[str, str | None]:

@@ -75,6 +75,21 @@ def answer_names(driver: Driver, kg: str, ids: Sequence[str]) -> dict[str, str]:
     return names
 
 
+def method_hits(driver: Driver, kg: str, method: str, questions: Sequence[LabelledQuestion]) -> float:
+    """Hits@1 of ``method`` on ``questions`` (their topics linked from the text, as users ask)."""
+    answerer = QuestionAnswerer(driver, method, kg)
+    names = answer_names(driver, kg, [a for q in questions for a in q.answer_ids])
+    hits = 0
+    for q in tqdm(questions, desc=f"{method}: asking", unit="q", leave=False):
+        gold = {normalize_answer(names[a]) for a in q.answer_ids if a in names}
+        try:
+            result = answerer.ask(q.text)
+        except KgqaError:
+            continue
+        hits += bool(result.answers) and normalize_answer(result.answers[0]) in gold
+    return hits / max(len(questions), 1)
+
+
 def measure_route(
     driver: Driver,
     kg: str,

@@ -72,6 +72,9 @@ class Splits:
     route: dict[str, list[LabelledQuestion]] = field(default_factory=dict)  # pool name -> questions
 
 
+PHRASE_CHECK = 150  # held-out questions that decide whether SimGRAG keeps its learned phrases
+
+
 def split_labelled(
     questions: Sequence[LabelledQuestion], route_share: float, validation_share: float, seed: int
 ) -> tuple[list[LabelledQuestion], list[LabelledQuestion], list[LabelledQuestion]]:
@@ -189,6 +192,8 @@ def train_all(
         f"{len(splits.train)} training, {len(splits.validation)} validation questions; "
         "held out for the route: " + ", ".join(f"{len(v)} {k}" for k, v in splits.route.items())
     )
+    if labelled:
+        kg_models.write_held_out(kg, [q.text for q in lab_validation + lab_route])
     relations = sorted(kg_relations(driver, kg))
 
     if "linking" in wanted:
@@ -222,8 +227,27 @@ def train_all(
 
         done = _timed(log, "learning SimGRAG's relation phrases")
         phrases = learn_relation_phrases(splits.train, relations)
-        save_relation_phrases(phrases, kg_models.part_dir(kg, "simgrag"))
-        parts["simgrag"] = PartReport(done(), len(splits.train), notes=[f"{len(phrases)} relations"])
+        folder = kg_models.part_dir(kg, "simgrag")
+        save_relation_phrases(phrases, folder)
+        metrics: dict[str, float] = {}
+        notes = [f"{len(phrases)} relations"]
+        if lab_validation:
+            # A paraphrased question set teaches words its users never type: the phrases stay only when
+            # SimGRAG answers the KG's own held-out questions better with them than with the names alone.
+            from kgqa.learn.route import method_hits
+
+            asked = random.Random(options.seed).sample(lab_validation, min(PHRASE_CHECK, len(lab_validation)))
+            metrics["hits1_with_phrases"] = round(method_hits(driver, kg, "simgrag", asked), 4)
+            names_only = learn_relation_phrases([], relations)
+            save_relation_phrases(names_only, folder)
+            metrics["hits1_names_only"] = round(method_hits(driver, kg, "simgrag", asked), 4)
+            if metrics["hits1_with_phrases"] > metrics["hits1_names_only"]:
+                save_relation_phrases(phrases, folder)
+                notes.append(f"phrases kept: better on {len(asked)} held-out questions")
+            else:
+                notes.append(f"relation names only: phrases did not help on {len(asked)} held-out questions")
+            log(notes[-1])
+        parts["simgrag"] = PartReport(done(), len(splits.train), metrics, notes)
     if "frag" in wanted:
         from kgqa.models.frag_ranker import FragRanker, save_ranker
         from kgqa.training.answer_types import learn_answer_types

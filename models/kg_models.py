@@ -12,6 +12,7 @@ one folder (the managed server reads the same folder through ``kgqa.models.dir``
         simgrag/phrases.json   the words the KG's questions use for each relation (kgqa.simgrag.*)
         frag/ranker.json    FRAG's path ranker: what each relation arrives at, and how its features weigh
         linking/words.json  the entity linker's words: question words, name-word frequencies, initials
+        held_out.json       the KG's own questions that no model trained on (`kgqa eval ... --split dev`)
 
 A KG's models belong to that KG and are never used for another: a KG without them is a one-line error naming
 ``kgqa train all --kg NAME``, or, for ``auto``, a method the route skips.
@@ -132,6 +133,31 @@ def write_json_atomically(path: Path, data: Any) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+HELD_OUT_FILE = "held_out.json"
+
+
+def write_held_out(kg: str, texts: list[str], home: Path | None = None) -> Path:
+    """The texts of the KG's labelled questions ``kgqa train all`` kept from every model (validation and
+    route): the KG's dev set."""
+    path = kg_models_dir(kg, home) / HELD_OUT_FILE
+    write_json_atomically(path, {"questions": sorted(set(texts))})
+    return path
+
+
+def read_held_out(kg: str, home: Path | None = None) -> set[str]:
+    """The held-out question texts; a one-line error when the KG was not trained on labelled
+    questions."""
+    path = kg_models_dir(kg, home) / HELD_OUT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(t) for t in data["questions"]}
+    except (OSError, ValueError, TypeError, KeyError):
+        raise KgqaError(
+            f"KG {kg!r} has no held-out questions ({path.name}): train it with labelled questions, "
+            f"`{train_command(kg)} --questions FILE`"
+        ) from None
 
 
 def write_profile(profile: KgProfile, home: Path | None = None) -> Path:

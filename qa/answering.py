@@ -15,12 +15,15 @@ from typing import Any
 from kgqa.answer import NO_EVIDENCE, NO_TOPIC_ENTITY, Answer, answer, is_offline, no_answer
 from kgqa.core.errors import KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
-from kgqa.graph.kg import LoadedKg, resolve_kg
-from kgqa.qa.methods import canonical, choose_method, make_retriever
+from kgqa.graph.kg import LoadedKg, kg_has_embeddings, no_embeddings_line, resolve_kg
+from kgqa.qa.methods import NEEDS_VECTORS, canonical, choose_method, make_retriever
 from kgqa.qa.routing import Route, Router, answered, asked_kind
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
+# Evidence triplets one answer may carry: far above what any method returns usefully (SubgraphRAG's 100), and
+# bounded, since a huge k overflows the database's integers and sizes Python's arrays.
+MAX_K = 1000
 STAGES = ("linking", "retrieval", "answering", "total")  # what every answer is timed by, in this order
 Linker = Callable[[str, str], list[LinkedEntity]]  # (question, kg) -> topic entities, best first
 
@@ -84,8 +87,8 @@ class QuestionAnswerer:
         linker: Linker | None = None,
         retriever: Retriever | None = None,
     ) -> None:
-        if k <= 0:
-            raise KgqaError(f"-k must be positive, got {k}")
+        if not 1 <= k <= MAX_K:
+            raise KgqaError(f"-k must be between 1 and {MAX_K}, got {k}")
         self.driver = driver
         self.kg = require_complete(resolve_kg(driver, kg)).name if driver is not None else (kg or "")
         self.router: Router | None = None
@@ -95,6 +98,9 @@ class QuestionAnswerer:
             self.retriever = None
         else:
             self.method = retriever.name if retriever is not None else choose_method(method)
+            if retriever is None and driver is not None and self.method in NEEDS_VECTORS:
+                if not kg_has_embeddings(driver, self.kg):
+                    raise KgqaError(no_embeddings_line(self.method, self.kg))
             self.retriever = retriever or make_retriever(driver, self.method)  # type: ignore[arg-type]
         self.llm = None if is_offline(llm) else llm
         self.k = k

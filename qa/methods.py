@@ -61,6 +61,9 @@ ALIASES = {
     "subgraph-rag": "subgraphrag",
     "sim-grag": "simgrag",
 }
+# The methods that compare the KG's stored vectors: on a KG loaded with --no-embeddings they are refused in
+# one line (and left out of a route) instead of failing on empty vectors.
+NEEDS_VECTORS = frozenset({"frag", "subgraphrag", "simgrag", "simgrag-llm", "cosine"})
 # What a per-question route (`--method auto`, kgqa.qa.routing) may use: the baseline and the LLM variant are
 # never chosen for the user.
 AUTO_CANDIDATES = ("sgrag", "simgrag", "gsr", "frag", "subgraphrag")

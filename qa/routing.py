@@ -33,9 +33,10 @@ from typing import Any
 from kgqa.answer.extractive import answer_extractive
 from kgqa.core.errors import KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
+from kgqa.graph.kg import kg_has_embeddings
 from kgqa.models import kg_models, registry
 from kgqa.models.question_classifiers import QuestionClassifiers
-from kgqa.qa.methods import AUTO_CANDIDATES, make_retriever, method_status
+from kgqa.qa.methods import AUTO_CANDIDATES, NEEDS_VECTORS, make_retriever, method_status
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
@@ -240,6 +241,11 @@ class Router:
         self.policy = policy or policy_for(kg)
         status = method_status()
         self.available = {m: status.get(m, "not registered") for m in AUTO_CANDIDATES}
+        # A KG loaded with --no-embeddings: the methods that compare its vectors are not planned at all.
+        self.embedded = kg_has_embeddings(driver, kg)
+        if not self.embedded:
+            for method in NEEDS_VECTORS.intersection(self.available):
+                self.available[method] = self.available[method] or "the KG has no embeddings"
         self.retrievers: dict[str, Retriever] = {}
         self.broken: dict[str, str] = {}
         self.classifiers = installed_classifiers(kg)
@@ -268,6 +274,11 @@ class Router:
             reason = (
                 f"no method answered (tried {tried}; the route says why)" if tried else "no method can run"
             )
+            if not self.embedded:
+                reason += (
+                    f"; KG {kg!r} was loaded without embeddings, so FRAG, SimGRAG and SubgraphRAG were "
+                    f"skipped (`kgqa index --kg {kg}` adds them)"
+                )
             evidence = Evidence(question, "auto", kg, topics, reason=reason)
         return evidence, route
 

@@ -48,14 +48,14 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-from kgqa.core.errors import ModelMissing
+from kgqa.core.errors import KgqaError, ModelMissing
 from kgqa.core.question_words import asked_for
 from kgqa.core.relation_text import chain_text as chain_words
 from kgqa.core.relation_text import relation_words as named_words
 from kgqa.core.text import BRACKET
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
-from kgqa.graph.kg import kg_embedding_model
+from kgqa.graph.kg import kg_embedding_model, no_embeddings_line
 from kgqa.models import registry
 from kgqa.models.encoder import embed
 from kgqa.models.frag_ranker import FEATURES, FragRanker, load_ranker
@@ -181,6 +181,8 @@ def relation_embeddings(driver: Driver, kg: str) -> tuple[list[str], np.ndarray]
         return cached[1], cached[2]
     records, _, _ = driver.execute_query(render("frag/relations"), {"kg": kg}, routing_="r")
     names = [str(r["name"]) for r in records]
+    if not names:  # a KG loaded with --no-embeddings: nothing to rank relations by
+        raise KgqaError(no_embeddings_line("frag", kg))
     matrix = np.asarray([r["embedding"] for r in records], dtype=np.float32).reshape(len(names), -1)
     _RELATIONS[key] = (now, names, matrix)
     return names, matrix

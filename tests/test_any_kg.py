@@ -76,6 +76,28 @@ def test_every_method_runs_on_the_kg(fb15k: str, method: str) -> None:
     assert result["topic_entities"] == ["France"] and result["triplets"]
 
 
+def test_webqsp_is_scoped_to_the_questions_the_kg_can_answer(
+    fb15k: str, driver: Any, shared_data: Path
+) -> None:
+    from kgqa.evaluation.datasets import load_dataset
+    from kgqa.evaluation.reachable import ANSWER_UNREACHED, TOPIC_MISSING, reachable_questions
+
+    data = load_dataset("webqsp", "test", shared_data / "webqsp")
+    kept = reachable_questions(driver, fb15k, data)
+    # FB15k-237 holds the topic of about 1,050 of WebQSP test's 1,617 answered questions, and a gold answer
+    # within two hops for about 600 of those
+    assert 550 <= len(kept.questions) <= 650
+    assert kept.skipped[TOPIC_MISSING] > 400 and kept.skipped[ANSWER_UNREACHED] > 300
+    assert len(kept.questions) + kept.skipped[TOPIC_MISSING] + kept.skipped[ANSWER_UNREACHED] == len(
+        data.questions
+    )
+    jordan = next(q for q in kept.questions if q.id == "WebQTest-377")
+    assert jordan.topic_entities == (("m.054c1", "Michael Jordan"),)
+    train = reachable_questions(driver, fb15k, load_dataset("webqsp", "train", shared_data / "webqsp"))
+    # train gives answer mids only: the kept questions take their names from the KG
+    assert train.questions and all(q.answers for q in train.questions)
+
+
 def test_the_linker_reads_the_kgs_own_words(fb15k: str, driver: Any) -> None:
     """Initials and a name without its common words, learned from the KG's names; no film word list."""
     rows = driver.execute_query(

@@ -55,7 +55,16 @@ def test_webqsp_and_cwq_test_files(shared_data: Path) -> None:
     assert cwq.gold_triples(first)
 
 
-def test_only_metaqa_has_a_dev_split_and_hops(shared_data: Path) -> None:
+def test_webqsp_train_gives_topic_and_answer_mids(shared_data: Path) -> None:
+    train = load_dataset("webqsp", "train", shared_data / "webqsp")
+    assert len(train.questions) == 2850
+    q = train.questions[0]
+    assert q.question == "what character did natalie portman play in star wars"
+    assert q.topic_entities == (("m.09l3p", ""),) and q.answer_ids == ("m.0drf_",) and q.answers == ()
+    assert q.hops == 2  # film.actor.film|film.performance.character
+
+
+def test_only_metaqa_and_webqsp_have_a_dev_split_and_only_metaqa_hops(shared_data: Path) -> None:
     from kgqa.core.errors import KgqaError
 
     with pytest.raises(KgqaError, match="no 'dev' split"):

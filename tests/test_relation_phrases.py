@@ -44,3 +44,15 @@ def test_a_word_shared_by_many_relations_is_nobodys_phrase() -> None:
     questions += [_q(f"tell me about the film {n}", n, "starred_actors") for n in ("Up", "Jaws", "Big")]
     phrases = learn_relation_phrases(questions, ["directed_by", "starred_actors"], min_share=0.6)
     assert "film" not in phrases["directed_by"] and "film" not in phrases["starred_actors"]
+
+
+def test_a_word_few_of_a_relations_questions_use_is_noise() -> None:
+    names = [f"Film{i}" for i in range(2000)]
+    questions = [_q(f"who directed {n}", n, "directed_by") for n in names]
+    # a paraphraser's slip: 4 of 2,004 questions, all of them this relation's
+    questions += [_q(f"who went toward {n}", n, "directed_by") for n in names[:4]]
+    phrases = learn_relation_phrases(questions, ["directed_by"])
+    assert "directed" in phrases["directed_by"] and "toward" not in phrases["directed_by"]
+    # on a KG with few questions, the same 4 are a phrase
+    few = learn_relation_phrases(questions[:10] + questions[-4:], ["directed_by"])
+    assert "toward" in few["directed_by"]

@@ -231,8 +231,10 @@ def test_a_question_no_method_covers_gets_no_answer_with_the_reason(metaqa: Any,
     result = json.loads(proc.stdout)
     assert result["answers"] == []
     reason = result["explanation"]["reason"]
+    # the nearest chains either reach films (not an answer to "when") or do not start at a person at all
+    why = ("asks for a year or number", "starts at the topic entities")
     if method == "auto":
         assert reason.startswith("no method answered") and result["route"]["chosen"] is None
-        assert all("asks for a year or number" in t["outcome"] for t in result["route"]["tried"][:2])
+        assert all(any(w in t["outcome"] for w in why) for t in result["route"]["tried"][:2])
     else:
-        assert "asks for a year or number" in reason
+        assert any(w in reason for w in why)

@@ -26,9 +26,11 @@
 
   async function init() {
     fetch("/api/health").then((r) => r.json()).then(function (h) {
-      $("health").textContent = h.database.ok ? "database up" : "database down";
-      $("health").className = "health " + (h.database.ok ? "ok" : "down");
-      $("health").title = (h.database.error || h.database.uri || "") + " · LLM " + (h.llm.ok ? "up" : "down");
+      // Beyond loopback, without the token, the service says only up or down (no addresses).
+      const up = h.status === "up";
+      $("health").textContent = up ? "database up" : "database down";
+      $("health").className = "health " + (up ? "ok" : "down");
+      if (h.database) $("health").title = (h.database.error || h.database.uri || "") + " · LLM " + (h.llm.ok ? "up" : "down");
     }).catch(() => { $("health").textContent = "server unreachable"; $("health").className = "health down"; });
     try {
       const kgs = await api("/api/kgs");

@@ -7,6 +7,7 @@ import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.TextLimits;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -216,6 +217,7 @@ public class GsrProcedures {
     }
 
     private static void requireQuestion(String question) {
+        TextLimits.question(question, "question");
         if (question == null || question.isBlank()) {
             throw new BadArgumentException("question must be a non-empty string, got "
                     + (question == null ? "null" : "'" + question + "'"));

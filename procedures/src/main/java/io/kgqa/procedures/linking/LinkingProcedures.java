@@ -3,6 +3,7 @@ package io.kgqa.procedures.linking;
 import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.TextLimits;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -72,6 +73,7 @@ public class LinkingProcedures {
     public Stream<LinkedEntity> entities(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        TextLimits.question(question, "question");
         Options options = new Options(config, "config", ENTITIES_KEYS);
         int maxEntities = options.integer("maxEntities", DEFAULT_MAX_ENTITIES, 1, LIMIT_MAX_ENTITIES);
         if (question == null) {

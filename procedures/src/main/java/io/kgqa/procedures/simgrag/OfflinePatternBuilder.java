@@ -401,7 +401,8 @@ public final class OfflinePatternBuilder {
         List<Mention> out = new ArrayList<>();
         for (int i = 0; i < tokens.size(); i++) {
             Token t = tokens.get(i);
-            if (!t.word() || STOP.contains(t.text()) || CUES.contains(t.text()) || t.text().chars().allMatch(Character::isDigit)) {
+            if (!t.word() || STOP.contains(t.text()) || CUES.contains(t.text()) || t.text().chars().allMatch(Character::isDigit)
+                    || conjunction(tokens, i)) {
                 continue;
             }
             Map<String, Double> scores = relations.scores(t.text());
@@ -428,6 +429,11 @@ public final class OfflinePatternBuilder {
             marked.add(new Mention(m.pos(), m.relation(), m.evidence(), bound(tokens, out, m)));
         }
         return marked;
+    }
+
+    /** "well" in "as well (as)" joins, it names nothing (a KG whose questions say "how good" puts it near a rating). */
+    private static boolean conjunction(List<Token> tokens, int i) {
+        return tokens.get(i).text().equals("well") && i > 0 && tokens.get(i - 1).text().equals("as");
     }
 
     private static boolean bound(List<Token> tokens, List<Mention> mentions, Mention m) {

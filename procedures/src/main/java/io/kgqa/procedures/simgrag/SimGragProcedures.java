@@ -2,6 +2,7 @@ package io.kgqa.procedures.simgrag;
 
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.TextLimits;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -107,6 +108,7 @@ public class SimGragProcedures {
     public Stream<MatchRow> match(
             @Name("pattern") List<Object> pattern,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        TextLimits.within(pattern, "pattern");
         Options options = new Options(config, "config", MATCH_KEYS);
         String kg = KnowledgeGraphs.fromConfig(tx, options);
         PatternGraph graph = PatternGraph.of(Patterns.parse(pattern), options.integer("maxEdges", DEFAULT_MAX_EDGES, 1, 64));
@@ -172,6 +174,7 @@ public class SimGragProcedures {
     public Stream<PatternRow> pattern(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        TextLimits.question(question, "question");
         Options options = new Options(config, "config", Set.of("kg", "topicEntities", "topicSpans", "bridge"));
         String kg = KnowledgeGraphs.fromConfig(tx, options);
         return Stream.of(new PatternRow(QuestionPatterns.build(tx, kg, question, options.strings("topicEntities"),
@@ -191,6 +194,7 @@ public class SimGragProcedures {
     public Stream<RetrieveRow> retrieve(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        TextLimits.question(question, "question");
         java.util.Set<String> keys = new java.util.HashSet<>(MATCH_KEYS);
         keys.remove("entities");
         keys.add("topicEntities");

@@ -10,6 +10,7 @@ import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.EmbeddingCache;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.TextLimits;
 import io.kgqa.procedures.util.TopicEntities;
 import io.kgqa.procedures.util.Vectors;
 import java.util.ArrayList;
@@ -310,6 +311,7 @@ public class SubgraphRagProcedures {
         if (question == null) {
             throw new BadArgumentException("question must be a string, got null");
         }
+        TextLimits.question(question, "question");
         String kgName = KnowledgeGraphs.fromConfig(tx, options);
         ModelsDir.Ref ref = ModelsDir.Ref.of("subgraphrag", "SubgraphRAG model", modelName, kgName);
 

@@ -5,6 +5,7 @@ import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
+import io.kgqa.procedures.util.TextLimits;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,7 @@ public class TextFunctions {
             + " start and kgqa load --embeddings fast do). null in, null out.")
     public List<Double> embed(@Name("text") String text,
                               @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        TextLimits.length(text, "text"); // a long word costs the tokeniser nothing: it becomes [UNK]
         Options options = new Options(config, "config", List.of("kg", "encoder"));
         if (options.has("kg") && options.has("encoder")) {
             throw new BadArgumentException("config: give kg or encoder, not both");
@@ -54,7 +56,8 @@ public class TextFunctions {
             return toList(embedText(text, encoder));
         } catch (IllegalArgumentException unknown) {  // a name the user gave: say which argument it was
             String where = options.where("encoder");
-            String message = String.valueOf(unknown.getMessage());
+            String message = unknown instanceof BadArgumentException bad ? bad.text()
+                    : String.valueOf(unknown.getMessage());
             throw message.startsWith(where) ? unknown : new BadArgumentException(where + ": " + message);
         }
     }

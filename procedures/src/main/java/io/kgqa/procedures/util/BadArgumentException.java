@@ -14,9 +14,20 @@ import org.neo4j.kernel.api.exceptions.Status;
  */
 public final class BadArgumentException extends IllegalArgumentException implements Status.HasStatus {
 
-    /** Line breaks (from a caller's own text quoted in the message) are escaped: the message stays one line. */
+    /**
+     * Line breaks (from a caller's own text quoted in the message) are escaped: the message stays one line. So is
+     * '%', doubled: Neo4j passes a status-carrying exception's message to {@code String.format} as the format
+     * (ProcedureCompilation.rethrowProcedureException), so a caller's "%r" quoted here would otherwise end the
+     * call in UnknownFormatConversionException, a DatabaseError, instead of this message (found by the fuzz test
+     * of issue 30). The caller reads the message with single '%' again.
+     */
     public BadArgumentException(String message) {
-        super(String.valueOf(message).replace("\r", "\\r").replace("\n", "\\n"));
+        super(String.valueOf(message).replace("\r", "\\r").replace("\n", "\\n").replace("%", "%%"));
+    }
+
+    /** The message as the caller reads it through Neo4j (each '%' once). */
+    public String text() {
+        return getMessage().replace("%%", "%");
     }
 
     @Override

@@ -100,7 +100,7 @@ public final class Options {
             return fallback;
         }
         if (value instanceof String s && !s.isBlank()) {
-            return s;
+            return TextLimits.length(s, where(key));
         }
         throw new BadArgumentException(where(key) + " must be a non-empty string, got " + describe(value));
     }
@@ -123,7 +123,7 @@ public final class Options {
                 throw new BadArgumentException(where(key) + "[" + i + "] must be a non-empty string, got "
                         + describe(list.get(i)));
             }
-            out.add(s);
+            out.add(TextLimits.length(s, where(key) + "[" + i + "]"));
         }
         return out;
     }

@@ -156,6 +156,17 @@ class OfflinePatternBuilderTest {
     }
 
     @Test
+    void asWellAsJoinsTheEntitiesEvenWhenWellIsOneOfARelationsPhrases() {
+        OfflinePatternBuilder builder = new OfflinePatternBuilder(new RelationMentions(RELATIONS,
+                Map.of("release_year", List.of("well")), SUBJECT_AWARE));
+        List<String> edges = builder.build("who directed Heat as well as Ronin",
+                        List.of(new OfflinePatternBuilder.Entity("Heat", "Heat"),
+                                new OfflinePatternBuilder.Entity("Ronin", "Ronin")), (i, r) -> true)
+                .edges().stream().map(e -> e.head() + " -" + e.relation() + "- " + e.tail()).toList();
+        assertEquals(List.of("Heat -directed by- UNKNOWN answer", "Ronin -directed by- UNKNOWN answer"), edges);
+    }
+
+    @Test
     void noRelationWordRanksEveryRelationByTheQuestion() {
         assertEquals(List.of("Kismet -what about- UNKNOWN answer"), edges("what about Kismet", "Kismet"));
     }
