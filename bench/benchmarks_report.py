@@ -1,112 +1,603 @@
-"""Run every available method over MetaQA dev and test with `kgqa eval`, then regenerate BENCHMARKS.md.
+"""Write BENCHMARKS.md from the result files that bench/report.toml lists.
 
-    python bench/benchmarks_report.py                      # full splits (hours on 2 cores); resumes,
-                                                           # and skips runs whose report is complete
-    python bench/benchmarks_report.py --limit 300          # a quick seeded sample of 300 per split
-    python bench/benchmarks_report.py --skip-run           # only rebuild BENCHMARKS.md from the reports
-    python bench/benchmarks_report.py --methods sgrag --splits test
-    python bench/benchmarks_report.py --method-limit cosine=600   # a sample for a method too slow for all
-    python bench/benchmarks_report.py --method-limit frag:dev=300 # ... or for one split of it
+    python bench/benchmarks_report.py             # rewrite BENCHMARKS.md (reads result files only)
+    python bench/benchmarks_report.py --check     # exit 1 when BENCHMARKS.md is not what the files give
+    python bench/benchmarks_report.py --run       # first run the MetaQA evals report.toml lists whose
+                                                  # report is missing or incomplete (hours on 2 cores)
+    python bench/benchmarks_report.py --run --methods sgrag --splits test [--rerun]
 
-Each run is the literal `kgqa eval metaqa --split S --method M --out bench/results/...json` command (printed
-into BENCHMARKS.md), so every number there can be reproduced by hand. Runs resume from their JSONL, so an
-interrupted benchmark continues where it stopped. Reports, per-question JSONL, Markdown and PNGs go to
-bench/results/; the overview chart is bench/results/benchmarks.png. Load throughput is read from
-bench/results/load_metaqa.json (or .txt) when bench/load_metaqa.py's output was saved there. Use the test
-server with KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697, or any server kgqa is configured for.
+BENCHMARKS.md holds the headline tables (MetaQA, FB15k-237, WebQSP on FB15k-237, latency, load throughput,
+scale), each with the command that produced it and a link to the result file that holds the detail, then an
+index of every file under bench/results/ with one line on what it holds. A file report.toml names that is not
+there yet is shown as "not measured yet". Numbers are never typed into the report: they are read from the
+files (the kgqa eval reports, the bench scripts' JSON) or copied with their table from the bench scripts'
+Markdown. A new result file gets its line under [details] in report.toml.
+
+--run invokes each MetaQA run's literal `kgqa eval metaqa ...` command (shown in BENCHMARKS.md) against the
+server kgqa is configured for (KGQA_HOME and KGQA_BOLT_PORT, or NEO4J_URI); a run resumes from its JSONL.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from datetime import UTC, datetime
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kgqa.evaluation.plots import Series, render_chart, series_from_report
-from kgqa.evaluation.report import STAGES, latency_table, metrics_table, ms, pct
-from kgqa.qa.methods import method_status
+from fb15k_report import KINDS, hits  # the bench folder is on sys.path when a script runs
+from kgqa.evaluation.report import STAGES, ms, pct
 
 REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+CONFIG = REPO / "bench" / "report.toml"
+OUTPUT = REPO / "BENCHMARKS.md"
+CHART = RESULTS / "benchmarks.png"
 SPLITS = ("dev", "test")
+NOT_MEASURED = "not measured yet"
+EVAL_SIBLINGS = (".md", ".png", ".jsonl")  # written by kgqa eval next to its .json report
 
 
-@dataclass(frozen=True)
-class Published:
-    method: str
-    hits1: tuple[float, float, float]  # MetaQA 1/2/3-hop Hits@1 (%)
-    source: str
+# ------------------------------------------------------------------------------------------------ reading
 
 
-PUBLISHED = (
-    Published(
-        "SimGRAG",
-        (98.0, 98.4, 97.8),
-        "Cai et al. 2024, *SimGRAG: Leveraging Similar Subgraphs for Knowledge Graphs Driven "
-        "Retrieval-Augmented Generation* (arXiv:2412.15272)",
-    ),
-    Published(
-        "UniKGQA",
-        (97.5, 99.0, 99.1),
-        "Jiang et al., ICLR 2023, *UniKGQA: Unified Retrieval and Reasoning for Solving Multi-hop "
-        "Question Answering Over Knowledge Graph*",
-    ),
-    Published(
-        "NSM",
-        (97.1, 99.9, 98.9),
-        "He et al., WSDM 2021, *Improving Multi-hop Knowledge Base Question Answering by Learning "
-        "Intermediate Supervision Signals*",
-    ),
-)
-PUBLISHED_OTHER = (
-    (
-        "SubgraphRAG",
-        "answer recall@100 = 0.944 (WebQSP, retrieved top-100 triples)",
-        "Li et al., ICLR 2025, *Simple is Effective: The Roles of Graphs and Large Language Models in "
-        "Knowledge-Graph-Based Retrieval-Augmented Generation*",
-    ),
-    (
-        "GSR",
-        "3-hop Hits = 92.25",
-        "Huang et al., Findings of EMNLP 2024, *Less is More: Making Smaller Language Models Competent "
-        "Subgraph Retrievers for Multi-hop KGQA*",
-    ),
-)
-
-
-def _rel(path: Path) -> str:
+def rel(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(REPO))
+        return path.resolve().relative_to(REPO).as_posix()
     except ValueError:
         return str(path)
 
 
-def report_path(results: Path, split: str, method: str, limit: int | None) -> Path:
-    suffix = f"-limit{limit}" if limit is not None else ""
-    return results / f"metaqa-{split}-{method}{suffix}.json"
+def link(path: Path, text: str | None = None) -> str:
+    return f"[`{text or rel(path)}`]({rel(path)})"
 
 
-def eval_args(
-    split: str, method: str, out: Path, limit: int | None, k: int, llm: str, resume: bool
-) -> list[str]:
+def read_json(path: Path) -> Any | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def is_eval_report(data: Any) -> bool:
+    return isinstance(data, dict) and "kgqa_eval_report" in data
+
+
+def report_link(path: Path, text: str) -> str:
+    """A kgqa eval report's Markdown (its .json when there is none)."""
+    md = path.with_suffix(".md")
+    return f"[{text}]({rel(md if md.is_file() else path)})"
+
+
+def md_table(path: Path, heading: str = "") -> list[str] | None:
+    """The first Markdown table under ``## heading`` in ``path`` (the file's first table for ""), verbatim."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    start = 0
+    if heading:
+        found = [
+            i for i, line in enumerate(lines) if line.startswith("#") and line.lstrip("#").strip() == heading
+        ]
+        if not found:
+            return None
+        start = found[0] + 1
+    table: list[str] = []
+    for line in lines[start:]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+        elif heading and line.startswith("#"):
+            return None  # the next section began before any table
+    return table or None
+
+
+def table_cells(table: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """(header cells, body rows' cells) of a Markdown table."""
+
+    def cells(line: str) -> list[str]:
+        return [c.strip() for c in line.strip().strip("|").split("|")]
+
+    return cells(table[0]), [cells(line) for line in table[2:]]
+
+
+def first_command(path: Path) -> str | None:
+    """The command a bench script's Markdown names on a line of its own, in backticks."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        text = line.strip()
+        if text.startswith("`") and text.count("`") >= 2:
+            command = text[1 : text.index("`", 1)]
+            if command.split()[0] in ("python", "kgqa") or "=" in command.split()[0]:
+                return command
+    return None
+
+
+def date(report: Mapping[str, Any]) -> str:
+    return str(report.get("created") or "")[:10]
+
+
+def sample(report: Mapping[str, Any]) -> str:
+    n = f"{report['n_questions']:,}"
+    return f"{n} (sample)" if report["config"].get("limit") is not None else n
+
+
+def heldout_hits(rows: list[dict[str, Any]], kind: str | None = None) -> tuple[float, int]:
+    return hits(rows, "heldout", kind)
+
+
+def with_flags(command: str, flags: Mapping[str, str]) -> str:
+    """A recorded command with the flags its script left out of the record (the values the file was made
+    with, e.g. ``--out`` the file itself)."""
+    for flag, value in flags.items():
+        if flag not in command.split():
+            command += f" {flag} {value}"
+    return command
+
+
+# ----------------------------------------------------------------------------------------------- sections
+
+
+def report_path(split: str, method: str, limit: int | None) -> Path:
+    return RESULTS / f"metaqa-{split}-{method}{f'-limit{limit}' if limit is not None else ''}.json"
+
+
+def eval_args(split: str, method: str, limit: int | None) -> list[str]:
     args = ["eval", "metaqa", "--split", split, "--method", method]
     if limit is not None:
         args += ["--limit", str(limit)]
-    if k != 100:
-        args += ["--k", str(k)]
-    if llm != "none":
-        args += ["--llm", llm]
-    args += ["--out", _rel(out), "--retry-errors"]  # a method fixed since the last run gets its errors redone
-    if not resume:
-        args.append("--no-resume")
-    return args
+    return [*args, "--out", rel(report_path(split, method, limit)), "--retry-errors"]
+
+
+def metaqa_runs(cfg: Mapping[str, Any]) -> list[tuple[dict[str, Any], Path, dict[str, Any] | None]]:
+    runs = []
+    for run in cfg["metaqa"]["runs"]:
+        path = report_path(run["split"], run["method"], run.get("limit"))
+        data = read_json(path)
+        runs.append((run, path, data if is_eval_report(data) else None))
+    return runs
+
+
+def freeform_columns(cfg: Mapping[str, Any]) -> list[tuple[str, int | None, dict[str, str]]]:
+    """Per hand-written set: its name, held-out count, and the Hits@1 cell of each method."""
+    meta = cfg["metaqa"]
+    earlier = meta.get("freeform_earlier") or {}
+    earlier_path = REPO / earlier["file"] if earlier else None
+    table = md_table(earlier_path, earlier.get("heading", "")) if earlier_path else None
+    head, body = table_cells(table) if table else ([], [])
+    columns = []
+    for item in meta.get("freeform", []):
+        data = read_json(REPO / item["file"]) or {}
+        cells: dict[str, str] = {}
+        n: int | None = None
+        for method, rows in data.items():
+            if method.startswith("_") or not isinstance(rows, list):
+                continue
+            value, n = heldout_hits(rows)
+            cells[method] = f"{value:.1f}"
+        if item.get("earlier") in head:
+            col = head.index(item["earlier"])
+            for row in body:
+                method = "auto" if row[0] == earlier.get("auto_row") else row[0]
+                if method not in cells and method in meta.get("given", {}):
+                    cells[method] = f"{row[col]} †"
+        columns.append((item["name"], n, cells))
+    return columns
+
+
+def metaqa_section(cfg: Mapping[str, Any]) -> list[str]:
+    meta = cfg["metaqa"]
+    test = [(run, path, data) for run, path, data in metaqa_runs(cfg) if run["split"] == "test"]
+    freeform = freeform_columns(cfg)
+    head = ["method", "1-hop", "2-hop", "3-hop", "all"]
+    head += [f"{name} ({n})" if n else name for name, n, _ in freeform]
+    head += ["ms p50 / p95", "questions", "run"]
+    lines = [
+        "## MetaQA",
+        "",
+        "Test split, Hits@1 per hop; beside it, Hits@1 on the held-out parts of our hand-written question "
+        "sets (`bench/questions/`: free English with typos, never tuned on; question counts in the header). "
+        "The method links to its `kgqa eval` report.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * (len(head) - 2) + "---|",
+    ]
+    for run, path, data in test:
+        method = run["method"]
+        ff = [cells.get(method, "–") for _, _, cells in freeform]
+        if data is None:
+            lines.append(f"| {method} | {NOT_MEASURED} | | | | " + " | ".join(ff) + f" | | | `{rel(path)}` |")
+            continue
+        hops = data["by_hops"]
+        lat = data["latency_ms"]["total"]
+        cells = [pct(hops.get(h, {}).get("hits1")) for h in ("1", "2", "3")] + [pct(data["metrics"]["hits1"])]
+        cells += ff + [f"{ms(lat.get('p50'))} / {ms(lat.get('p95'))}", sample(data), date(data)]
+        lines.append(f"| {report_link(path, '**' + method + '**')} | " + " | ".join(cells) + " |")
+    for pub in meta.get("published", []):
+        blanks = " | ".join("" for _ in freeform)
+        hops = " | ".join(f"{v:.1f}" for v in pub["hits1"])
+        lines.append(f"| {pub['method']} (published) | {hops} | | {blanks} | | | |")
+    earlier = meta.get("freeform_earlier") or {}
+    lines += [
+        "",
+        f"![Hits@1 per hop and latency per stage, MetaQA test]({rel(CHART)})" if CHART.is_file() else "",
+        "",
+        "- Extractive answers (`--llm none`); topic entities linked by kgqa from the question (MetaQA's "
+        "`[brackets]` are honoured), where the published systems are given the topic entity. *sample*: a "
+        "seeded sample spread evenly over the hops.",
+    ]
+    if earlier:
+        lines.append(
+            f"- † from {link(REPO / earlier['file'])}, the last run that asked every method, "
+            f"{earlier['when']}; the other free-form cells from the answers files below."
+        )
+    lines += [
+        "- Trained parts see MetaQA dev, never test (`kgqa train all --kg metaqa --questions "
+        "../shared/data/metaqa`); dev runs are in the detail files.",
+        "- What each method was given:",
+        *(f"  - **{m}**: {text}" for m, text in meta.get("given", {}).items()),
+        "",
+        "```bash",
+    ]
+    lines += [
+        data["command"] if data else "kgqa " + shlex.join(eval_args(r["split"], r["method"], r.get("limit")))
+        for r, _, data in test
+    ]
+    for item in meta.get("freeform", []):
+        data = read_json(REPO / item["file"]) or {}
+        if data.get("_command"):
+            lines.append(with_flags(data["_command"], {"--out": item["file"]}))
+    if earlier and (command := first_command(REPO / earlier["file"])):
+        lines.append(command + "   # the † cells")
+    lines += ["```", ""]
+    published = meta.get("published", [])
+    if published:
+        lines += ["Published: " + "; ".join(f"{p['method']}: {p['source']}" for p in published) + ".", ""]
+    return lines
+
+
+def fb15k_section(cfg: Mapping[str, Any]) -> list[str]:
+    entries = cfg.get("fb15k", [])
+    loaded = [(e, read_json(REPO / e["file"])) for e in entries]
+    present = [(e, d) for e, d in loaded if isinstance(d, dict)]
+    lines = [
+        "## FB15k-237",
+        "",
+        "Our hand-written questions about FB15k-237's entities (`bench/questions/fb15k_freeform.jsonl`), "
+        "each method on the KG's own models from `kgqa train all`: learned from the KG alone, or with "
+        "WebQSP's train questions too. Hits@1 on the held-out part (question counts in the header); *tune "
+        "all* is the part the code's defaults were chosen on.",
+        "",
+    ]
+    lines += [f"- {e['label']} (`{e['file']}`): {NOT_MEASURED}" for e, d in loaded if not isinstance(d, dict)]
+    if present:
+        rows0 = next(rows for m, rows in present[0][1].items() if not m.startswith("_"))
+        n_all = heldout_hits(rows0)[1]
+        kinds = [f"{k} ({heldout_hits(rows0, k)[1]})" for k in KINDS]
+        head = [
+            "method",
+            "KG trained",
+            f"held-out all ({n_all})",
+            *kinds,
+            f"tune all ({hits(rows0, 'tune')[1]})",
+        ]
+        lines += ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+        methods = list(dict.fromkeys(m for _, d in present for m in d if not m.startswith("_")))
+        for method in methods:
+            for entry, data in present:
+                rows = data.get(method)
+                if not rows:
+                    continue
+                cells = [f"{heldout_hits(rows)[0]:.1f}"] + [f"{heldout_hits(rows, k)[0]:.1f}" for k in KINDS]
+                cells.append(f"{hits(rows, 'tune')[0]:.1f}")
+                label = link(REPO / entry["file"], entry["label"]).replace("[`", "[").replace("`]", "]")
+                lines.append(f"| **{method}** | {label} | " + " | ".join(cells) + " |")
+        lines += ["", "```bash"]
+        for entry, data in present:
+            lines.append(entry["train"])
+            command = data.get("_command", "")
+            lines.append(with_flags(command, {"--kg": entry["kg"], "--out": entry["file"]}))
+        lines.append("```")
+    lines += [
+        "",
+        "What each training part took: `python bench/fb15k_report.py` writes "
+        f"{link(RESULTS / 'fb15k' / 'fb15k.md')}.",
+        "",
+    ]
+    return lines
+
+
+def webqsp_section(cfg: Mapping[str, Any]) -> list[str]:
+    wq = cfg.get("webqsp") or {}
+    paths = sorted(Path(p) for p in glob.glob(str(REPO / wq.get("reports", "")))) if wq else []
+    reports = [(p, d) for p in paths if is_eval_report(d := read_json(p))]
+    lines = ["## WebQSP on FB15k-237", ""]
+    if not reports:
+        return lines + [f"WebQSP on FB15k-237: {NOT_MEASURED} (`{wq.get('reports', '')}`).", ""]
+
+    def order(item: tuple[Path, dict[str, Any]]) -> tuple[Any, ...]:
+        c = item[1]["config"]
+        return (
+            c["method"] != "auto",
+            c["method"],
+            c["limit"] is not None,
+            c["split"],
+            bool(c["given_topic"]),
+        )
+
+    reports.sort(key=order)
+    first = reports[0][1]
+    kg = first["config"]["kg"]
+    info = first.get("kg_info") or {}
+    train = next((e["train"] for e in cfg.get("fb15k", []) if e["kg"] == kg), None)
+    kg_text = f"KG `{kg}`"
+    if info.get("entities"):
+        kg_text += (
+            f" (FB15k-237: {info['entities']:,} entities, {info.get('relations')} relations, "
+            f"{info.get('relationships', 0):,} triples)"
+        )
+    lines += [
+        f"`kgqa eval webqsp` on {kg_text}, its models from `{train or 'kgqa train all'}`. *linked*: topic "
+        "entities linked from the question, as a user gets them; *given*: the dataset's topic entity, as the "
+        "published systems have it. Questions are the ones the KG can answer (below).",
+        "",
+        "| questions | topic | method | n | Hits@1 | Hit | evidence answer recall | ms p50 / p95 | run |",
+        "|---|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for path, r in reports:
+        c, m, lat = r["config"], r["metrics"], r["latency_ms"]["total"]
+        topic = "given" if c.get("given_topic") else "linked"
+        lines.append(
+            f"| {c['split']} | {topic} | {report_link(path, '**' + c['method'] + '**')} | {sample(r)} | "
+            f"{pct(m.get('hits1'))} | {pct(m.get('hit'))} | {pct(m.get('evidence_answer_recall'))} | "
+            f"{ms(lat.get('p50'))} / {ms(lat.get('p95'))} | {date(r)} |"
+        )
+    lines.append("")
+    seen: set[str] = set()
+    for split in SPLITS:
+        r = next((d for _, d in reports if d["config"]["split"] == split), None)
+        if r is None:
+            continue
+        skipped = ", ".join(f"{why} {n:,}" for why, n in (r["dataset"].get("skipped") or {}).items())
+        notes = [n for n in r.get("notes", []) if n not in seen]
+        seen.update(notes)
+        lines.append(f"- {split}: " + "; ".join(notes) + (f"; skipped: {skipped}" if skipped else "") + ".")
+    published = wq.get("published", [])
+    if published:
+        lines += [
+            "",
+            f"Published WebQSP numbers. {wq.get('setting', '')} As listed in issue 31; see each paper for "
+            "its exact setting.",
+            "",
+            "| system | Hits@1 | Hit | answers with |",
+            "|---|---:|---:|---|",
+        ]
+        lines += [f"| {p['method']} | {p['hits1']} | {p['hit']} | {p['uses']} |" for p in published]
+    lines += ["", "```bash", *(r["command"] for _, r in reports), "```", ""]
+    return lines
+
+
+def latency_section(cfg: Mapping[str, Any]) -> list[str]:
+    test = [(run, path, data) for run, path, data in metaqa_runs(cfg) if run["split"] == "test" and data]
+    lines = [
+        "## Latency",
+        "",
+        "Per question on MetaQA test, ms p50 / p95 per stage, from the MetaQA runs above (same commands). "
+        "*load*: the machine's 1-minute load average while the run answered (2 cores); *workers*: questions "
+        "answered at once. Runs that shared the machine report slower stages than a quiet one gives.",
+        "",
+        "| method | " + " | ".join(STAGES) + " | load | workers | report |",
+        "|---|" + "---:|" * (len(STAGES) + 2) + "---|",
+    ]
+    for run, path, data in test:
+        lat = data["latency_ms"]
+        cells = [f"{ms(lat.get(s, {}).get('p50'))} / {ms(lat.get(s, {}).get('p95'))}" for s in STAGES]
+        load = (data.get("load_avg_1min") or {}).get("p50")
+        cells += [
+            f"{load:.1f}" if isinstance(load, int | float) else "–",
+            str(data["config"].get("workers") or 1),
+        ]
+        lines.append(f"| {run['method']} | " + " | ".join(cells) + f" | {report_link(path, 'md')} |")
+    lines += [
+        "",
+        "In-database stages on their own: "
+        + ", ".join(
+            link(RESULTS / p)
+            for p in ("gsr/latency.md", "simgrag/latency-metaqa.md", "auto/first-question.md")
+            if (RESULTS / p).is_file()
+        )
+        + " (the last: the first question after a server start). At a million entities: [Scale](#scale).",
+        "",
+    ]
+    lines += excerpts(cfg, "latency")
+    return lines
+
+
+def load_section(cfg: Mapping[str, Any]) -> list[str]:
+    path = RESULTS / "load_metaqa.json"
+    rows = read_json(path)
+    lines = ["## Load throughput", ""]
+    if isinstance(rows, list) and rows:
+        lines += [
+            f"### MetaQA (all of it, full MiniLM embeddings), both write paths ({link(path)})",
+            "",
+            "| write path | entities | triples | total s | write s | triples/s | embedding s | indexes s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in rows:
+            cells = [r.get(k) for k in ("entities", "relationships", "load_s", "write_s", "triples_per_s")]
+            cells += [r.get("embedding_s"), r.get("indexes_s")]
+            lines.append(
+                f"| {r.get('path')} | "
+                + " | ".join(f"{c:,}" if isinstance(c, int) else str(c) for c in cells)
+                + " |"
+            )
+        lines += ["", f"`python bench/load_metaqa.py --out {rel(path)}`", ""]
+    else:
+        lines += [f"MetaQA load: {NOT_MEASURED} (`python bench/load_metaqa.py --out {rel(path)}`).", ""]
+    return lines + excerpts(cfg, "load")
+
+
+def scale_section(cfg: Mapping[str, Any]) -> list[str]:
+    return ["## Scale", "", *excerpts(cfg, "scale")]
+
+
+def excerpts(cfg: Mapping[str, Any], section: str) -> list[str]:
+    lines: list[str] = []
+    for item in cfg.get("excerpt", []):
+        if item.get("section") != section:
+            continue
+        path = REPO / item["file"]
+        table = md_table(path, item.get("heading", ""))
+        lines += [f"### {item['title']}", ""]
+        if table is None:
+            lines += [f"{NOT_MEASURED} (`{item['file']}`).", ""]
+            continue
+        command = item.get("command") or first_command(path)
+        detail = ", ".join(link(REPO / d) for d in item.get("detail") or [] if d != item["file"])
+        lines += [*table, ""]
+        if command:
+            lines.append(f"`{command}`")
+            lines.append("")
+        source = f"Copied from {link(path)}" + (f" ({item['heading']})" if item.get("heading") else "")
+        lines += [source + (f"; detail: {detail}." if detail else "."), ""]
+    return lines
+
+
+def describe_eval(path: Path, r: Mapping[str, Any]) -> str:
+    c = r["config"]
+    given = ", topic given" if c.get("given_topic") else ""
+    n = f"{r['n_questions']:,} questions" + (" (sample)" if c.get("limit") is not None else "")
+    return (
+        f"kgqa eval: {c['dataset']} {c['split']}, {c['method']}, {n}{given}, Hits@1 "
+        f"{pct(r['metrics'].get('hits1'))}, run {date(r)}"
+    )
+
+
+def details_section(cfg: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The index of result files, and the files it has no description for."""
+    described: Mapping[str, str] = cfg.get("details", {})
+    files = sorted(
+        p for p in RESULTS.rglob("*") if p.is_file() and p.suffix != ".jsonl" and "__pycache__" not in p.parts
+    )
+    evals = {p for p in files if p.suffix == ".json" and is_eval_report(read_json(p))}
+    siblings = {p.with_suffix(s) for p in evals for s in EVAL_SIBLINGS}
+    entries: dict[str, list[str]] = {}
+    missing: list[str] = []
+    for path in files:
+        if path in siblings:
+            continue
+        key = path.relative_to(RESULTS).as_posix()
+        folder = key.rsplit("/", 1)[0] if "/" in key else "."
+        text = described.get(key, "")
+        if path in evals:
+            data = read_json(path)
+            text = describe_eval(path, data) + (f"; {text}" if text else "")
+            shown = path.with_suffix(".md") if path.with_suffix(".md").is_file() else path
+            others = [s for s in (".json", ".png") if s != shown.suffix and path.with_suffix(s).is_file()]
+            name = link(shown, shown.relative_to(RESULTS).as_posix())
+            name += f" ({', '.join(f'`{x}`' for x in others)})" if others else ""
+        else:
+            name = link(path, key)
+            if not text:
+                missing.append(key)
+                text = "(no line in bench/report.toml yet)"
+        entries.setdefault(folder, []).append(f"- {name}: {text}")
+    for key in described:
+        if not (RESULTS / key).exists():
+            folder = key.rsplit("/", 1)[0] if "/" in key else "."
+            entries.setdefault(folder, []).append(
+                f"- `bench/results/{key}`: {described[key]} — {NOT_MEASURED}"
+            )
+    lines = [
+        "## Detail files",
+        "",
+        "Every file under `bench/results/` (the per-question `.jsonl` files are not committed), with what it "
+        "holds. Files marked *script since removed* keep their command as a record; their scripts are gone.",
+        "",
+    ]
+    for folder in sorted(entries, key=lambda f: (f != ".", f)):
+        lines += [f"**{'bench/results/' if folder == '.' else 'bench/results/' + folder + '/'}**", ""]
+        lines += entries[folder] + [""]
+    return lines, missing
+
+
+def machine_section(reports: Iterable[Mapping[str, Any]]) -> list[str]:
+    machines = [r.get("machine") or {} for r in reports]
+    cpus = sorted({str(m.get("cpu")) for m in machines if m.get("cpu")})
+    cores = sorted({str(m.get("nproc")) for m in machines if m.get("nproc")})
+    mem = sorted({str(m.get("mem_total_gib")) for m in machines if m.get("mem_total_gib")})
+    latest = max(reports, key=lambda r: str(r.get("created")), default=None)
+    lines = [
+        "## Metrics and machine",
+        "",
+        "Per question, over normalised answer strings (lowercase; accents, punctuation and the articles "
+        "a/an/the removed): **Hits@1** the first answer is gold; **Hit** any answer is; **evidence answer "
+        "recall** the share of gold answers among the entities of the retrieved triples; Macro-F1 the mean "
+        "F1 over the answer sets. A question whose method raised an error scores 0. Latency is per answered "
+        "question; `total` is measured around the whole call. The eval reports also hold precision, recall, "
+        "micro-F1, SG-RAG's answer matching rate and evidence triple recall per hop.",
+        "",
+        f"Machine: {'/'.join(cores) or '?'} cores, {'/'.join(mem) or '?'} GiB RAM "
+        f"({', '.join(cpus) or '?'}), shared with other work; each report records its machine, load, "
+        "versions and git commit.",
+    ]
+    if latest is not None:
+        v = latest.get("versions") or {}
+        s = v.get("server") or {}
+        lines[-1] += (
+            f" The latest ({date(latest)}): Neo4j {s.get('neo4j')} ({s.get('edition')}), GDS {s.get('gds')}, "
+            f"APOC {s.get('apoc')}, Python {v.get('python')}."
+        )
+    return lines + [""]
+
+
+def render(cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
+    details, missing = details_section(cfg)
+    all_reports = [d for p in RESULTS.rglob("*.json") if is_eval_report(d := read_json(p))]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `python bench/benchmarks_report.py` from the result files that `bench/report.toml` "
+        "lists; do not edit by hand. Every number is read from a file under `bench/results/`, linked beside "
+        "its table with the command that produced it.",
+        "",
+        "Answers are extractive (`--llm none`); metrics in %: **Hits@1** the first answer is gold, **Hit** "
+        "any answer is. The machine has 2 cores and was shared with other work: latencies are what each run "
+        "measured.",
+        "",
+        "[MetaQA](#metaqa) · [FB15k-237](#fb15k-237) · [WebQSP on FB15k-237](#webqsp-on-fb15k-237) · "
+        "[Latency](#latency) · [Load throughput](#load-throughput) · [Scale](#scale) · "
+        "[Detail files](#detail-files) · [Metrics and machine](#metrics-and-machine)",
+        "",
+    ]
+    lines += metaqa_section(cfg)
+    lines += fb15k_section(cfg)
+    lines += webqsp_section(cfg)
+    lines += latency_section(cfg)
+    lines += load_section(cfg)
+    lines += scale_section(cfg)
+    lines += details
+    lines += machine_section(all_reports)
+    text = "\n".join(lines)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.rstrip("\n") + "\n", missing
+
+
+# ------------------------------------------------------------------------------------------------ running
 
 
 def run_one(args: list[str]) -> tuple[bool, str]:
@@ -123,506 +614,93 @@ def run_one(args: list[str]) -> tuple[bool, str]:
         tail = (tail + chunk)[-4000:]
     code = proc.wait()
     print(f"  exit {code} after {time.perf_counter() - began:.0f}s", file=sys.stderr, flush=True)
-    lines = [
-        line.strip()
-        for line in tail.decode("utf-8", "replace").replace("\r", "\n").splitlines()
-        if line.strip() and "Received notification" not in line
-    ]
+    lines = [line.strip() for line in tail.decode("utf-8", "replace").replace("\r", "\n").splitlines()]
+    lines = [line for line in lines if line and "Received notification" not in line]
     return code == 0, lines[-1] if lines else f"exit code {code}"
 
 
-def _shell(command: str) -> str:
-    try:
-        return subprocess.run(command, shell=True, capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return "(unavailable)"
-
-
-def _load_figures(explicit: Path | None) -> tuple[str, str] | None:
-    """(source file, Markdown) for bench/load_metaqa.py's saved output, if any."""
-    candidates = (
-        [explicit]
-        if explicit
-        else [REPO / "bench" / "results" / f"load_metaqa.{ext}" for ext in ("json", "txt", "log")]
-    )
-    for path in candidates:
-        if path is None or not path.is_file():
+def run_metaqa(
+    cfg: Mapping[str, Any], methods: set[str] | None, splits: set[str], rerun: bool
+) -> dict[str, str]:
+    """Run the configured MetaQA evals that are missing or incomplete; {run: why it failed}."""
+    failures: dict[str, str] = {}
+    for run, path, data in metaqa_runs(cfg):
+        if (methods and run["method"] not in methods) or run["split"] not in splits:
             continue
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            return _rel(path), f"```\n{text[-4000:]}\n```"
-        if isinstance(data, list) and all(isinstance(row, dict) and "path" in row for row in data):
-            return _rel(path), "\n".join(_load_rows_table(data))
-        rows = _flatten(data)
-        table = ["| figure | value |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in rows]
-        return _rel(path), "\n".join(table)
-    return None
-
-
-def _load_rows_table(rows: list[dict[str, Any]]) -> list[str]:
-    """bench/load_metaqa.py --json rows: one line per write path."""
-    head = "| write path | entities | triples | total s | write s | triples/s | embedding s | indexes s |"
-    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in rows:
-        cells = [r.get(k) for k in ("entities", "relationships", "load_s", "write_s", "triples_per_s")]
-        cells += [r.get("embedding_s"), r.get("indexes_s")]
-        lines.append(
-            f"| {r['path']} | " + " | ".join(f"{c:,}" if isinstance(c, int) else str(c) for c in cells) + " |"
+        complete = (
+            data is not None and data.get("complete") and data["config"].get("limit") == run.get("limit")
         )
-    return lines
+        if complete and not rerun:
+            print(f"{rel(path)} is complete; not rerun (use --rerun)", file=sys.stderr)
+            continue
+        ok, last = run_one(eval_args(run["split"], run["method"], run.get("limit")))
+        if not ok:
+            failures[f"{run['method']} {run['split']}"] = last
+    return failures
 
 
-def _flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
-    if isinstance(data, dict):
-        out: list[tuple[str, str]] = []
-        for key, value in data.items():
-            out += _flatten(value, f"{prefix}{key}." if not isinstance(value, dict) else f"{prefix}{key}.")
-        return [(k.rstrip("."), v) for k, v in out]
-    if isinstance(data, list):
-        return [(prefix.rstrip("."), json.dumps(data)[:200])]
-    if isinstance(data, float):
-        return [(prefix.rstrip("."), f"{data:,.2f}")]
-    return [(prefix.rstrip("."), f"{data:,}" if isinstance(data, int) else str(data))]
+def render_chart(cfg: Mapping[str, Any]) -> None:
+    from kgqa.evaluation.plots import Series, series_from_report
+    from kgqa.evaluation.plots import render_chart as draw
 
-
-def _complete(out: Path, limit: int | None, args: argparse.Namespace) -> bool:
-    """A finished report for these settings is already there."""
-    try:
-        report = json.loads(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    cfg = report.get("config", {})
-    return (
-        bool(report.get("complete"))
-        and cfg.get("limit") == limit
-        and cfg.get("k") == args.k
-        and cfg.get("llm") == args.llm
-    )
-
-
-def _load(report: dict[str, Any]) -> str:
-    load = report.get("load_avg_1min") or {}
-    if not load.get("n"):
-        return "not recorded"
-    return f"{load['p50']:.1f} / {load['p95']:.1f} ({load['n']} of {report['n_done']} questions)"
-
-
-def _hits_row(label: str, report: dict[str, Any]) -> str:
-    hops = report["by_hops"]
-    cells = [pct(hops.get(h, {}).get("hits1")) for h in ("1", "2", "3")]
-    lat = report["latency_ms"]["total"]
-    sample = "" if report["config"].get("limit") is None else f" (sample of {report['n_questions']})"
-    return (
-        f"| {label}{sample} | {' | '.join(cells)} | {pct(report['metrics']['hits1'])} | "
-        f"{pct(report['metrics']['macro_f1'])} | {report['n_done']} | {report['n_errors']} | "
-        f"{ms(lat.get('p50'))} / {ms(lat.get('p95'))} |"
-    )
-
-
-# What each method was given to reach its MetaQA numbers: the honest reading of the tables above.
-GIVEN = {
-    "sgrag": "the relation chains of MetaQA's dev questions as its templates (MetaQA's questions come from "
-    "49 question types; every masked test phrasing also occurs in dev), chosen by a chain classifier "
-    "fitted on dev phrasings; no fallback: nothing when none of its best 3 chains matches",
-    "gsr": "a chain generator trained on MetaQA dev questions, KB-synthesised questions and index "
-    "pseudo-questions; no templates",
-    "frag": "no templates; a hop-range classifier fitted on dev phrasings; chains ranked by the KG's path "
-    "ranker, its weights fitted on dev questions",
-    "subgraphrag": "no templates; a triple scorer trained on dev questions' weak labels; a hop classifier "
-    "fitted on dev phrasings",
-    "simgrag": "no templates: a pattern graph built from the question offline, matched by graph semantic "
-    "distance; the words for each relation learned from dev questions",
-    "cosine": "nothing: the baseline ranks candidate triples by cosine similarity to the question",
-    "auto": "routes each question among the methods above (kgqa.qa.routing), by what the question names, "
-    "the classifier's confidence and whether a method answered; its policy learned by `kgqa train all` on "
-    "held-out dev questions",
-}
-
-
-def freeform_hits(rows: list[dict[str, Any]]) -> tuple[float, int]:
-    """Hits@1 (%) and count of the held-out rows of one method on one question set."""
-    held = [r for r in rows if r.get("part") == "heldout"]
-    return (100 * sum(r["hits1"] for r in held) / len(held) if held else float("nan")), len(held)
-
-
-def given_table(
-    reports: dict[tuple[str, str], dict[str, Any]], freeform: dict[str, dict[str, Any]]
-) -> list[str]:
-    """Per method: what it was given, MetaQA test Hits@1, and Hits@1 on the held-out parts of our own
-    free-form and two-entity sets (``--freeform NAME=FILE``: ``bench/questions_answers.py --out`` files)."""
-    methods = sorted(
-        {m for s, m in reports if s == "test"}
-        | {m for runs in freeform.values() for m in runs if not m.startswith("_")}
-    )
-    if not methods:
-        return []
-    names = list(freeform)
-    lines = [
-        "## What each method was given, and questions it was not built for",
-        "",
-        "MetaQA's questions come from a few hundred fixed phrasings of 49 question types; our own sets "
-        "(`bench/questions/`) are written in free English with typos, and their held-out parts were never "
-        "tuned on. Hits@1 %, held-out questions only (count in brackets).",
-        "",
-        "| method | what it was given | MetaQA test (all) | " + " | ".join(names) + " |",
-        "|---|---|---:|" + "---:|" * len(names),
+    test = [(run, data) for run, _, data in metaqa_runs(cfg) if run["split"] == "test" and data]
+    if not test:
+        return
+    series = [series_from_report(data, run["method"]) for run, data in test]
+    series += [
+        Series(
+            f"{p['method']} (published)",
+            {f"{h}-hop": v / 100 for h, v in zip((1, 2, 3), p["hits1"], strict=True)},
+            {},
+            {},
+            published=True,
+        )
+        for p in cfg["metaqa"].get("published", [])
     ]
-    for m in methods:
-        test = reports.get(("test", m))
-        cell = pct(test["metrics"]["hits1"]) if test else "–"
-        if test and test["config"].get("limit") is not None:
-            cell += f" (sample of {test['n_questions']})"
-        cells = []
-        for name in names:
-            rows = freeform[name].get(m)
-            if rows is None:
-                cells.append("–")
-                continue
-            hits, n = freeform_hits(rows)
-            cells.append(f"{hits:.1f} ({n})")
-        lines.append(f"| {m} | {GIVEN.get(m, '')} | {cell} | " + " | ".join(cells) + " |")
-    commands = list(dict.fromkeys(f"`{run['_command']}`" for run in freeform.values() if run.get("_command")))
-    lines += ["", *(["Free-form columns: " + "; ".join(commands) + "."] if commands else []), ""]
-    return lines
-
-
-def render(
-    reports: dict[tuple[str, str], dict[str, Any]],
-    commands: dict[tuple[str, str], str],
-    failures: dict[tuple[str, str], str],
-    unavailable: dict[str, str],
-    chart: Path | None,
-    load: tuple[str, str] | None,
-    invocation: str,
-    freeform: dict[str, dict[str, Any]] | None = None,
-) -> str:
-    methods = sorted({m for _, m in reports} | {m for _, m in failures})
-    any_report = next(iter(reports.values()), None)
-    lines = [
-        "# Benchmarks",
-        "",
-        "Generated by `" + invocation + "` — do not edit by hand; rerun the script. "
-        f"Last generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.",
-        "",
-        "All numbers come from `kgqa eval` (the commands are listed below): answers from the "
-        "extractive answerer (`--llm none`) unless stated, topic entities linked from the question by "
-        "the system itself (MetaQA `[brackets]` are honoured), metrics in %. Hits@1 = the first answer "
-        "is gold.",
-        "",
-    ]
-    for split in ("test", "dev"):
-        rows = [(m, reports[(split, m)]) for m in methods if (split, m) in reports]
-        lines += [
-            f"## MetaQA {split}: Hits@1 per hop",
-            "",
-            "| method | 1-hop | 2-hop | 3-hop | all | Macro-F1 | answered | errors | total ms p50 / p95 |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        lines += [_hits_row(f"**{m}** (kgqa)", r) for m, r in rows]
-        lines += [f"| {m} | failed | | | | | | | |" for m in methods if (split, m) in failures]
-        if split == "test":
-            lines += [
-                f"| {p.method} (published) | {p.hits1[0]:.1f} | {p.hits1[1]:.1f} | {p.hits1[2]:.1f} "
-                "| | | | | |"
-                for p in PUBLISHED
-            ]
-        if not rows and not any(s == split for s, _ in failures):
-            lines.append("| (no run yet) | | | | | | | | |")
-        lines.append("")
-        if split == "test" and chart is not None:
-            lines += [f"![Hits@1 per hop and latency per stage, MetaQA test]({_rel(chart)})", ""]
-
-    lines += given_table(reports, freeform or {})
-    lines += ["## Published numbers", "", "| method | result | source |", "|---|---|---|"]
-    lines += [
-        f"| {p.method} | MetaQA Hits@1 1-hop {p.hits1[0]:.1f}, 2-hop {p.hits1[1]:.1f}, "
-        f"3-hop {p.hits1[2]:.1f} | {p.source} |"
-        for p in PUBLISHED
-    ]
-    lines += [f"| {name} | {result} | {source} |" for name, result, source in PUBLISHED_OTHER]
-    lines += [
-        "",
-        "The published MetaQA systems are given the topic entity; kgqa links it itself. GSR's "
-        "figure is quoted as given in the project's evaluation issue; see the paper for its exact "
-        "setting.",
-        "",
-        "Trained parts see MetaQA dev, never test: `kgqa train all --kg metaqa --questions "
-        "../shared/data/metaqa` fits the question classifiers (sgrag's chains, the hop count frag and "
-        "subgraphrag use), the SubgraphRAG scorer, FRAG's path ranker (`kgqa.models.frag_ranker`: "
-        "how much the chain's similarity to the question, the question words naming its relations and the "
-        "kind of thing it arrives at each weigh) and GSR's chain generator on dev questions. A dev row can "
-        "therefore hold questions a part was trained on; the test rows are clean. gsr and auto (whose route "
-        "is measured on held-out dev questions) have no dev row. No method falls back on another: sgrag's "
-        "evidence is empty when none of its best chains matches, and only auto's route passes a question on. "
-        'A "sample of N" is a seeded sample spread evenly over the hops, used where the full split has '
-        "not been run yet.",
-        "",
-        "Latency is what each run measured, on the machine noted below and under the load shown in the "
-        "latency table (1-minute load average while it answered; 2 cores): runs that shared the machine, "
-        "or answered with `--workers` > 1, report slower stages than a quiet machine gives. "
-        "`bench/retrieval_speed.py` measures the in-database stages on their own. A resumed run (its "
-        "JSONL continues where it stopped) can span code changes; the report keeps the versions at its "
-        "start and at its end.",
-        "",
-    ]
-
-    for split in ("test", "dev"):
-        for method in methods:
-            report = reports.get((split, method))
-            if report is None:
-                continue
-            lines += [f"## {method} on MetaQA {split}: all metrics", ""]
-            per_hop = [(f"{h}-hop", m) for h, m in report["by_hops"].items()] + [("all", report["metrics"])]
-            lines += metrics_table(per_hop, "hops") + [""]
-            lines += latency_table(report["latency_ms"]) + [""]
-            if report.get("errors"):
-                lines += [f"- errors: {count} × {msg}" for msg, count in list(report["errors"].items())[:5]]
-                lines.append("")
-
-    lines += [
-        "## Latency per stage (ms, p50 / p95)",
-        "",
-        "| method | split | " + " | ".join(STAGES) + " | load p50 | workers |",
-        "|---|---|" + "---:|" * len(STAGES) + "---:|---:|",
-    ]
-    for (split, method), report in sorted(reports.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        lat = report["latency_ms"]
-        cells = [f"{ms(lat.get(s, {}).get('p50'))} / {ms(lat.get(s, {}).get('p95'))}" for s in STAGES]
-        load_p50 = (report.get("load_avg_1min") or {}).get("p50")
-        workers = (report.get("config") or {}).get("workers") or 1
-        cells += [f"{load_p50:.1f}" if isinstance(load_p50, int | float) else "–", str(workers)]
-        lines.append(f"| {method} | {split} | " + " | ".join(cells) + " |")
-    lines.append("")
-
-    lines += [
-        "## Reproduce",
-        "",
-        "```",
-        "kgqa server start   # or point NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD",
-        "kgqa load metaqa --path ../shared/data/metaqa",
-        invocation,
-        "```",
-        "",
-        "## Exact commands",
-        "",
-        "```",
-    ]
-    lines += [commands[key] for key in sorted(commands, key=lambda kv: (kv[1], kv[0]))]
-    lines += [
-        "```",
-        "",
-        "Each writes its report (`.json`), per-question answers/evidence/errors (`.jsonl`), a Markdown "
-        "table (`.md`) and a chart (`.png`) next to `--out`. Reruns resume from the `.jsonl`.",
-        "",
-    ]
-
-    lines += [
-        "## Machine and versions",
-        "",
-        "```",
-        "$ nproc",
-        _shell("nproc"),
-        "$ free -h",
-        _shell("free -h"),
-        "```",
-        "",
-    ]
-    if any_report is not None:
-        machine, versions = any_report["machine"], any_report["versions"]
-        server = versions.get("server", {})
-        lines += [
-            f"- CPU: {machine.get('cpu', '?')}; {machine.get('nproc')} cores; "
-            f"{machine.get('mem_total_gib')} GiB RAM; {machine.get('platform')}",
-            f"- Neo4j {server.get('neo4j')} ({server.get('edition')}), GDS {server.get('gds')}, "
-            f"APOC {server.get('apoc')}, kgqa plugin {server.get('kgqa', server.get('kgqa_plugin'))}",
-            f"- kgqa {versions.get('kgqa')} at git {versions.get('git')}; Python {versions.get('python')}",
-            "- packages: " + ", ".join(f"{k} {v}" for k, v in versions.get("packages", {}).items() if v),
-            f"- seed {any_report['seeds'].get('seed')} (see each report's `seeds`)",
-            "- machine load while answering (1-min load average, p50 / p95 over questions): "
-            + "; ".join(f"{m} {s}: {_load(r)}" for (s, m), r in sorted(reports.items())),
-            "- latencies are wall-clock per question on this machine, with the Neo4j server on the "
-            "same cores; other work running at the same time inflates them",
-            "",
-        ]
-
-    lines += ["## Load throughput", ""]
-    if load is None:
-        lines += [
-            "Not recorded yet: run `python bench/load_metaqa.py` and save its output as "
-            "`bench/results/load_metaqa.json` (or `.txt`), then rerun this script.",
-            "",
-        ]
-    else:
-        lines += [f"From `{load[0]}` (output of `bench/load_metaqa.py`):", "", load[1], ""]
-
-    lines += ["## Methods not run", ""]
-    if unavailable:
-        lines += [f"- **{m}**: {reason}" for m, reason in sorted(unavailable.items())]
-    else:
-        lines.append("- none")
-    lines += [
-        f"- **{m}** ({s}): the run failed: `{reason}` (rerun the script: it resumes)"
-        for (s, m), reason in sorted(failures.items())
-    ]
-    lines += [
-        "",
-        "## Metric definitions",
-        "",
-        "Per question, over normalised answer strings (lowercase; accents, punctuation and the "
-        "articles a/an/the removed): **Hits@1** first answer is gold; **Hit** any answer is gold; "
-        "**precision / recall / F1** over the answer sets (0 for an empty prediction); **AMR**, SG-"
-        "RAG's answer matching rate |gold ∩ predicted| / |gold| (mentions in the text for LLM "
-        "answers); **evidence answer recall**, gold answers among the entities of the retrieved "
-        "triplets; **evidence triple recall**, the KB triples on the gold relation path (BeamQA's "
-        "annotation, followed from the topic entity without passing back through it) found among the "
-        "retrieved triplets. Aggregates are means over questions (Macro-F1 = mean F1); Micro-F1 uses "
-        "summed counts. A question whose method raised an error scores 0 and is counted under errors."
-        " Latency is per question, over answered questions; `total` is measured around the whole "
-        "call.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-# Methods whose model is trained on these splits: the report neither runs nor lists them there.
-TRAINED_ON: dict[str, frozenset[str]] = {"gsr": frozenset({"dev"}), "auto": frozenset({"dev"})}
+    draw(series, CHART, "MetaQA test — kgqa methods (extractive answers) vs published Hits@1")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--methods", help="comma-separated methods (default: every available one)")
-    parser.add_argument("--splits", default="dev,test", help="comma-separated splits (default dev,test)")
-    parser.add_argument("--limit", type=int, help="a seeded sample of N questions per split (quick runs)")
+    parser.add_argument("--config", type=Path, default=CONFIG, help="what the report is made of")
     parser.add_argument(
-        "--method-limit",
-        action="append",
-        default=[],
-        metavar="METHOD[:SPLIT]=N",
-        help="a sample of N for one method (or one split of it) too slow for the full split (repeatable)",
+        "--out", type=Path, default=OUTPUT, help="the report to write (default BENCHMARKS.md)"
     )
-    parser.add_argument("--k", type=int, default=100)
-    parser.add_argument("--llm", default="none")
-    parser.add_argument("--results", type=Path, default=REPO / "bench" / "results", help="results folder")
-    parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
-    parser.add_argument("--load-output", type=Path, help="bench/load_metaqa.py output (json or text)")
-    parser.add_argument("--skip-run", action="store_true", help="only rebuild BENCHMARKS.md from reports")
+    parser.add_argument("--check", action="store_true", help="only compare --out with what the files give")
+    parser.add_argument("--run", action="store_true", help="first run the MetaQA evals that are not complete")
     parser.add_argument(
-        "--append",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE.md",
-        help="a bench script's Markdown output to add at the end, as printed (repeatable)",
+        "--methods", help="with --run: comma-separated methods (default: every configured run)"
     )
-    parser.add_argument("--no-resume", action="store_true", help="start every run over")
-    parser.add_argument(
-        "--freeform",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="a column of held-out Hits@1 from `bench/questions_answers.py --out FILE` (repeatable)",
-    )
-    parser.add_argument(
-        "--rerun",
-        action="store_true",
-        help="invoke kgqa eval even where a complete report exists (it resumes its JSONL)",
-    )
+    parser.add_argument("--splits", default="dev,test", help="with --run: comma-separated splits")
+    parser.add_argument("--rerun", action="store_true", help="with --run: also runs whose report is complete")
     args = parser.parse_args(argv)
+    cfg = tomllib.loads(args.config.read_text(encoding="utf-8"))
 
-    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
-    if any(s not in SPLITS for s in splits):
-        parser.error(f"--splits must be among {', '.join(SPLITS)}")
-    status = {**method_status(), "auto": ""}  # auto routes among the others (kgqa.qa.routing)
-    wanted = [m.strip() for m in args.methods.split(",")] if args.methods else list(status)
-    unavailable = {m: status.get(m) or f"unknown method {m!r}" for m in wanted if status.get(m, "?") != ""}
-    methods = [m for m in wanted if m not in unavailable]
-    # the registry's other methods are listed too, so the page always says what is not implemented yet
-    unavailable.update({m: reason for m, reason in status.items() if reason and m not in unavailable})
-    not_requested = [m for m, reason in status.items() if not reason and m not in wanted]
-    args.results.mkdir(parents=True, exist_ok=True)
-    limits: dict[tuple[str, str | None], int] = {}
-    for item in args.method_limit:
-        name, _, value = item.partition("=")
-        method_name, _, split_name = name.strip().partition(":")
-        if not value.isdigit() or int(value) < 1 or (split_name and split_name not in SPLITS):
-            parser.error(f"--method-limit takes METHOD=N or METHOD:SPLIT=N, got {item!r}")
-        limits[(method_name, split_name or None)] = int(value)
+    failures: dict[str, str] = {}
+    if args.run:
+        splits = {s.strip() for s in args.splits.split(",") if s.strip()}
+        if not splits <= set(SPLITS):
+            parser.error(f"--splits must be among {', '.join(SPLITS)}")
+        methods = {m.strip() for m in args.methods.split(",")} if args.methods else None
+        failures = run_metaqa(cfg, methods, splits, args.rerun)
 
-    reports: dict[tuple[str, str], dict[str, Any]] = {}
-    commands: dict[tuple[str, str], str] = {}
-    failures: dict[tuple[str, str], str] = {}
-    for method in methods:
-        for split in splits:
-            if split in TRAINED_ON.get(method, ()):
-                continue  # a row there would score the model on its own training questions
-            limit = limits.get((method, split), limits.get((method, None), args.limit))
-            out = report_path(args.results, split, method, limit)
-            cli_args = eval_args(split, method, out, limit, args.k, args.llm, resume=True)
-            commands[(split, method)] = "kgqa " + shlex.join(cli_args)
-            if not args.skip_run and not (args.no_resume or args.rerun) and _complete(out, limit, args):
-                print(f"\n{_rel(out)} is complete; not rerun (use --rerun)", file=sys.stderr)
-            elif not args.skip_run:
-                ok, last = run_one(
-                    eval_args(split, method, out, limit, args.k, args.llm, resume=not args.no_resume)
-                )
-                if not ok:
-                    failures[(split, method)] = last
-                    continue
-            if out.is_file():
-                reports[(split, method)] = json.loads(out.read_text(encoding="utf-8"))
-            elif args.skip_run:
-                failures[(split, method)] = f"no report at {_rel(out)} (run without --skip-run)"
-
-    chart: Path | None = None
-    test_reports = [(m, r) for (s, m), r in sorted(reports.items()) if s == "test"]
-    if test_reports:
-        series = [series_from_report(r, m) for m, r in test_reports]
-        series += [
-            Series(
-                f"{p.method} (published)",
-                {f"{h}-hop": v / 100 for h, v in zip((1, 2, 3), p.hits1, strict=True)},
-                {},
-                {},
-                published=True,
-            )
-            for p in PUBLISHED
-        ]
-        chart = render_chart(
-            series,
-            args.results / "benchmarks.png",
-            "MetaQA test — kgqa methods (extractive answers) vs published Hits@1",
-        )
-    invocation = "python bench/benchmarks_report.py" + (f" --limit {args.limit}" if args.limit else "")
-    if args.methods:
-        invocation += f" --methods {args.methods}"
-    invocation += "".join(f" --method-limit {item}" for item in args.method_limit)
-    load = _load_figures(args.load_output)
-    unavailable.update({m: "available, not run by this invocation (see --methods)" for m in not_requested})
-    freeform: dict[str, dict[str, Any]] = {}
-    for item in args.freeform:
-        name, _, file = item.partition("=")
-        if not file or not Path(file).is_file():
-            parser.error(f"--freeform takes NAME=FILE with an existing FILE, got {item!r}")
-        freeform[name] = json.loads(Path(file).read_text(encoding="utf-8"))
-        invocation += f" --freeform {shlex.quote(item)}"
-    invocation += "".join(f" --append {_rel(path)}" for path in args.append)
-    text = render(reports, commands, failures, unavailable, chart, load, invocation, freeform)
-    for path in args.append:
-        # each is a bench script's own output, whose first line names the command that printed it, or a
-        # summary of such outputs titled by its first line
-        section = path.read_text(encoding="utf-8").strip()
-        title, _, rest = section.partition("\n")
-        if title.startswith("# "):  # a summary with a title of its own: "## title", then where it came from
-            section = f"(`{_rel(path)}`)\n{rest}"
-            text = text.rstrip("\n") + f"\n\n## {title[2:].strip()}\n\n{section.strip()}\n"
-        else:
-            text = text.rstrip("\n") + f"\n\n## {_rel(path)}\n\n{section}\n"
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {_rel(args.output)}" + (f" and {_rel(chart)}" if chart else ""), file=sys.stderr)
+    text, missing = render(cfg)
+    if missing:
+        print("no line in bench/report.toml [details] for: " + ", ".join(missing), file=sys.stderr)
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        if current != text:
+            print(f"{rel(args.out)} is out of date: run python bench/benchmarks_report.py", file=sys.stderr)
+            return 1
+        print(f"{rel(args.out)} is up to date", file=sys.stderr)
+        return 0
+    render_chart(cfg)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {rel(args.out)} ({text.count(chr(10))} lines) and {rel(CHART)}", file=sys.stderr)
+    for run, why in failures.items():
+        print(f"failed: {run}: {why}", file=sys.stderr)
     return 1 if failures else 0
 
 

@@ -9,8 +9,8 @@ question to question. Topic entities are linked once per question and given to b
 The script checks that both runs return the same evidence triplets and answer candidates, and prints p50/p95
 of retrieval per method and codec with the p50 ratio.
 
-    KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/driver_codec.py [--hops 3] [--questions 30]
-        [--methods frag,subgraphrag,sgrag] [--split dev]
+    KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/driver_codec.py [--hops 3] [--n 30]
+        [--methods frag,subgraphrag,sgrag] [--split dev] [--kg metaqa]
 """
 
 from __future__ import annotations
@@ -50,14 +50,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--split", default="dev", choices=["dev", "test"])
     parser.add_argument("--hops", type=int, default=3, choices=[1, 2, 3])
-    parser.add_argument("--questions", type=int, default=30)
+    parser.add_argument(
+        "--n",
+        "--questions",
+        dest="questions",
+        metavar="N",
+        type=int,
+        default=30,
+        help="questions (one hop count)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", default="frag,subgraphrag,sgrag")
+    parser.add_argument("--kg", default="metaqa", help="a KG loaded from MetaQA")
     args = parser.parse_args(argv)
     if RUST_UNPACK is None:
         parser.error("the driver's Rust codec is not installed: pip install 'neo4j-rust-ext'")
 
-    kg = "metaqa"
+    kg = args.kg
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     driver = open_driver()
     timings: dict[tuple[str, str], list[float]] = {}

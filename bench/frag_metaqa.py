@@ -10,7 +10,7 @@ another kept path; lies on a kept path but not at its end; ends a candidate path
 is in the kept subgraph but no candidate path over the kept relations reaches it; or is not in the subgraph
 after PPR pruning at all.
 
-    KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/frag_metaqa.py --limit 300 [--hops 1,2,3]
+    KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/frag_metaqa.py --n 300 [--hops 1,2,3]
         [--split dev] [--hop-range auto|simple|complex|oracle] [--hop-count-in simple,complex]
         [--show-errors 5]
 """
@@ -66,7 +66,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", default="dev", choices=["dev", "test"])
     ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument("--limit", type=int, default=300, help="questions per hop (random sample, fixed seed)")
+    ap.add_argument(
+        "--n",
+        "--limit",
+        dest="limit",
+        metavar="N",
+        type=int,
+        default=300,
+        help="questions per hop (seeded sample)",
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--kg", default="metaqa")
     ap.add_argument("--hop-range", default="auto", choices=["auto", "simple", "complex", "oracle"])
@@ -77,7 +85,9 @@ def main() -> int:
     )
     ap.add_argument("--show-errors", type=int, default=0)
     ap.add_argument("--stages", action="store_true", help="also count where the gold answers were lost")
-    ap.add_argument("--json", dest="json_out", help="also write the summary as JSON here")
+    ap.add_argument(
+        "--out", "--json", dest="json_out", metavar="FILE", help="also write the summary as JSON here"
+    )
     args = ap.parse_args()
     if not (DATA / "metaqa").is_dir():
         print(f"MetaQA not found under {DATA} (set KGQA_SHARED_DATA)", file=sys.stderr)

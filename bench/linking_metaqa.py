@@ -13,7 +13,7 @@ Links through ``kgqa.retrieve.linking.link_entities`` (the in-database ``kgqa.li
 ``metaqa`` on the configured server (NEO4J_* or the managed one; for the test server set
 KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697).
 
-    python bench/linking_metaqa.py --split dev --limit 1000 [--typos] [--lower] [--show-errors 20]
+    python bench/linking_metaqa.py --split dev --n 1000 [--typos] [--lower] [--show-errors 20]
     python bench/linking_metaqa.py --freeform [--set bench/questions/metaqa_two_entity.jsonl] \
         [--show-errors 20]
 """
@@ -154,7 +154,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", default="dev", choices=["dev", "test"])
     ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument("--limit", type=int, default=1000, help="questions per hop (random sample, fixed seed)")
+    ap.add_argument(
+        "--n",
+        "--limit",
+        dest="limit",
+        metavar="N",
+        type=int,
+        default=1000,
+        help="questions per hop (seeded sample)",
+    )
     ap.add_argument("--kg", default="metaqa")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--typos", action="store_true", help="delete one letter of the entity's longest word")

@@ -1,6 +1,6 @@
 """Loads all of MetaQA through both write paths and prints load seconds, triples/s and embedding seconds.
 
-    python bench/load_metaqa.py [--path ../shared/data/metaqa] [--paths online,bulk] [--json OUT]
+    python bench/load_metaqa.py [--path ../shared/data/metaqa] [--paths online,bulk] [--out OUT.json]
 
 - online: `kgqa load metaqa --force` into the configured server (KGQA_HOME/KGQA_BOLT_PORT or NEO4J_URI), as
   KG ``metaqa_bench`` (dropped first, so the load starts from nothing; dropped again unless --keep).
@@ -107,7 +107,9 @@ def main() -> None:
     ap.add_argument("--bulk-home", type=Path, default=Path("/tmp/kgqa-bench-bulk"))
     ap.add_argument("--bulk-port", type=int, default=7702)
     ap.add_argument("--keep", action="store_true", help="keep the online KG metaqa_bench afterwards")
-    ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    ap.add_argument(
+        "--out", "--json", dest="json", metavar="FILE", type=Path, help="also write the rows as JSON here"
+    )
     args = ap.parse_args()
     if not args.path.exists():
         sys.exit(f"MetaQA not found at {args.path} (give --path)")

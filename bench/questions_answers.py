@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [r for r in rows if r["part"] == args.part]
     results = {m: run(rows, m, args.kg) for m in args.methods.split(",")}
     command = f"python bench/questions_answers.py --set {args.set} --methods {args.methods}"
-    command += f" --part {args.part}"
+    command += f" --kg {args.kg} --part {args.part}" if args.kg else f" --part {args.part}"
     print(f"`{command}`\n")
     print(table(results))
     for method, answered in results.items():

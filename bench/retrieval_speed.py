@@ -15,8 +15,8 @@ rotates from question to question, so machine noise falls on all variants alike:
 All variants of a method score the same candidates; the script checks that they return the same top-k
 triples (scores within 1e-4) and prints p50/p95 per variant and the p50 ratio to the first one.
 
-    KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/retrieval_speed.py [--hops 3] [--questions 40]
-        [--split dev] [--model NAME]
+    KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697 python bench/retrieval_speed.py [--hops 3] [--n 40]
+        [--split dev] [--model NAME] [--kg metaqa]
 
 The model is MetaQA's own scorer (``kgqa train all --kg metaqa``), or ``--model NAME``, one installed by name
 (``kgqa train subgraphrag --kg metaqa --name NAME``).
@@ -31,8 +31,8 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
+from kgqa.core.config import shared_data_dir
 from kgqa.core.text import without_brackets
 from kgqa.graph.connection import open_driver
 from kgqa.models.registry import named_model_dir, subgraphrag_model_dir
@@ -40,7 +40,7 @@ from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, embed_question
 from kgqa.training.scorer_onnx import PARTS_FILE
 from server_retry import with_retry  # bench/ is on sys.path when a script runs
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "metaqa"
+DATA = shared_data_dir() / "metaqa"
 # The cosine baseline as it ran before kgqa.subgraphrag.cosine: kept here only as the measured baseline.
 CYPHER_COSINE = """
 CALL kgqa.subgraphrag.candidates($kg, $topicIds, {hops: $hops, maxCandidates: 20000, includeSeed: false})
@@ -75,13 +75,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--split", default="dev", choices=["dev", "test"])
     parser.add_argument("--hops", type=int, default=3, choices=[1, 2, 3])
-    parser.add_argument("--questions", type=int, default=40)
+    parser.add_argument(
+        "--n",
+        "--questions",
+        dest="questions",
+        metavar="N",
+        type=int,
+        default=40,
+        help="questions (one hop count)",
+    )
+    parser.add_argument("--kg", default="metaqa", help="a KG loaded from MetaQA")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default=None, help="a scorer installed by name (default: the KG's own)")
     parser.add_argument("--k", type=int, default=100)
     args = parser.parse_args(argv)
 
-    kg, radius = "metaqa", max(2, args.hops)
+    kg, radius = args.kg, max(2, args.hops)
     source = subgraphrag_model_dir(kg, args.model)
     if not (source / PARTS_FILE).is_file():
         parser.error(

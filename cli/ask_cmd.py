@@ -39,7 +39,7 @@ from rich.table import Table
     type=click.IntRange(1, MAX_K),
     help="Maximum number of evidence triplets.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see DESIGN.md, CLI contract).")
+@click.option("--json", "as_json", is_flag=True, help='Print one JSON object (README.md, "Using it").')
 @click.option(
     "--graph",
     "graph_file",

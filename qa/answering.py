@@ -41,7 +41,7 @@ class Result:
         return self.answer.answers
 
     def to_json(self) -> dict[str, Any]:
-        """The `kgqa ask --json` object (DESIGN.md, CLI contract)."""
+        """The `kgqa ask --json` object (README.md, "Using it")."""
         ev = self.evidence
         return {
             "question": ev.question,

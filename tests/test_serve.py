@@ -150,7 +150,9 @@ def test_an_llm_endpoint_that_is_down_is_a_502_and_an_unknown_path_a_404(
     closed = f"http://127.0.0.1:{_free_port()}/v1"  # nothing listens there
     proc, base = start_serve({**neo4j_env, "OPENAI_BASE_URL": closed})
     try:
-        status, body = call(base, "/api/ask", {"question": QUESTION, "kg": metaqa_kg, "method": "sgrag", "llm": "smollm2"})
+        status, body = call(
+            base, "/api/ask", {"question": QUESTION, "kg": metaqa_kg, "method": "sgrag", "llm": "smollm2"}
+        )
         assert status == 502 and body["error"].startswith(f"LLM endpoint {closed} is not reachable"), body
         status, body = call(base, "/api/health")
         assert status == 200 and body["llm"]["ok"] is False and body["llm"]["endpoint"] == closed

@@ -49,18 +49,19 @@ public final class QuestionText {
                 }
             }
         }
-        return String.join(" ", PyText.split(text));
+        return String.join(" ", LinkText.split(text));
     }
 
     /**
-     * The texts inside [brackets], stripped (Python's whitespace), blank ones dropped, each once, in
-     * order of first appearance (as {@code retrieve/linking.py} reads them).
+     * The texts inside [brackets], stripped (no-break spaces too: {@link LinkText#isSpace}), blank ones
+     * dropped, each once, in order of first appearance. Must stay identical to {@code kgqa.core.text.bracketed},
+     * whose {@code str.strip} takes the same spaces off.
      */
     public static List<String> bracketed(String question) {
         LinkedHashSet<String> found = new LinkedHashSet<>();
         Matcher matcher = BRACKETS.matcher(question);
         while (matcher.find()) {
-            String text = PyText.strip(matcher.group(1));
+            String text = LinkText.strip(matcher.group(1));
             if (!text.isEmpty()) {
                 found.add(text);
             }

@@ -12,8 +12,8 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * The graph-free pieces of the linker. Expected values were produced by the Python linker it was ported
- * from (retrieve/linking.py), so each assertion is also a parity check.
+ * The graph-free pieces of the linker, end to end across its parts. The expected values are the linker's
+ * results as they stand: a change to any of them changes which entities questions link to.
  */
 class EntityLinkerTest {
 
@@ -21,7 +21,7 @@ class EntityLinkerTest {
     private static final Set<String> STOP = stop("directed", "starred", "actors", "tags", "films", "star");
 
     private static Set<String> stop(String... relationWords) {
-        Set<String> stop = new HashSet<>(EntityLinker.STOPWORDS);
+        Set<String> stop = new HashSet<>(LinkText.STOPWORDS);
         stop.addAll(List.of(relationWords));
         return stop;
     }
@@ -30,47 +30,47 @@ class EntityLinkerTest {
 
     @Test
     void normaliseFoldsCaseAccentsCompatibilityFormsAndPunctuation() {
-        assertEquals("amelie", EntityLinker.normalize("Amélie"));
-        assertEquals("schindler s list", EntityLinker.normalize("Schindler's List"));
-        assertEquals("bd r", EntityLinker.normalize("bd-r"));
-        assertEquals("monsters inc", EntityLinker.normalize("Monsters, Inc."));
-        assertEquals("film 2", EntityLinker.normalize("\ufb01lm \u00b2")); // ligature and superscript (NFKD)
-        assertEquals("foo bar", EntityLinker.normalize("foo_bar"));
-        assertEquals("ca va", EntityLinker.normalize("Ça  va?"));
-        assertEquals("istanbul", EntityLinker.normalize("İstanbul"));
-        assertEquals("strasse", EntityLinker.normalize("Straße")); // no decomposition: folded as typed in Latin
-        assertEquals("oedipe", EntityLinker.normalize("Œdipe"));
-        assertEquals("日本 映画", EntityLinker.normalize("日本 映画"));
-        assertEquals("\u03bf\u03b4\u03c5\u03c3\u03c3\u03b5\u03b1\u03c2", EntityLinker.normalize("ΟΔΥΣΣΕΑΣ")); // final sigma
-        assertEquals("x y", EntityLinker.normalize("x\u00a0y"));
-        assertEquals("ab", EntityLinker.normalize("a\u0301\u0327b")); // combining marks of any class dropped
-        assertEquals("", EntityLinker.normalize("?!-"));
+        assertEquals("amelie", LinkText.normalize("Amélie"));
+        assertEquals("schindler s list", LinkText.normalize("Schindler's List"));
+        assertEquals("bd r", LinkText.normalize("bd-r"));
+        assertEquals("monsters inc", LinkText.normalize("Monsters, Inc."));
+        assertEquals("film 2", LinkText.normalize("\ufb01lm \u00b2")); // ligature and superscript (NFKD)
+        assertEquals("foo bar", LinkText.normalize("foo_bar"));
+        assertEquals("ca va", LinkText.normalize("Ça  va?"));
+        assertEquals("istanbul", LinkText.normalize("İstanbul"));
+        assertEquals("strasse", LinkText.normalize("Straße")); // no decomposition: folded as typed in Latin
+        assertEquals("oedipe", LinkText.normalize("Œdipe"));
+        assertEquals("日本 映画", LinkText.normalize("日本 映画"));
+        assertEquals("\u03bf\u03b4\u03c5\u03c3\u03c3\u03b5\u03b1\u03c2", LinkText.normalize("ΟΔΥΣΣΕΑΣ")); // final sigma
+        assertEquals("x y", LinkText.normalize("x\u00a0y"));
+        assertEquals("ab", LinkText.normalize("a\u0301\u0327b")); // combining marks of any class dropped
+        assertEquals("", LinkText.normalize("?!-"));
     }
 
     @Test
-    void tokensSplitOnPythonWhitespaceAndKeepAccentsAndApostrophesAsTyped() {
+    void tokensSplitOnAnyWhitespaceAndKeepAccentsAndApostrophesAsTyped() {
         assertEquals(List.of(t("Who", "who"), t("directed", "directed"), t("Amélie?", "amelie")),
-                EntityLinker.tokens("  Who directed  Amélie?"));
+                LinkText.tokens("  Who directed  Amélie?"));
         assertEquals(List.of(t("what's", "what s"), t("in", "in"), t("a", "a"), t("Name?", "name")),
-                EntityLinker.tokens("what's in a Name?"));
-        // U+00A0 separates tokens, as str.split() does
+                LinkText.tokens("what's in a Name?"));
+        // U+00A0 separates tokens: pasted text carries no-break spaces between words
         assertEquals(List.of(t("films", "films"), t("of", "of"), t("O'Hara,", "o hara"), t("and", "and"),
-                t("[Chéri]", "cheri")), EntityLinker.tokens("films of O'Hara,\u00a0and  [Chéri]"));
-        assertEquals(List.of(), EntityLinker.tokens(" \t\n"));
+                t("[Chéri]", "cheri")), LinkText.tokens("films of O'Hara,\u00a0and  [Chéri]"));
+        assertEquals(List.of(), LinkText.tokens(" \t\n"));
     }
 
-    private static EntityLinker.Token t(String text, String norm) {
-        return new EntityLinker.Token(text, norm);
+    private static LinkText.Token t(String text, String norm) {
+        return new LinkText.Token(text, norm);
     }
 
     @Test
-    void caseVariantsInPythonsOrderWithoutRepeats() {
+    void caseVariantsInAFixedOrderWithoutRepeats() {
         assertEquals(List.of("lord of the rings", "Lord Of The Rings", "Lord of the Rings", "Lord of the rings"),
-                EntityLinker.caseVariants("lord of the rings"));
-        assertEquals(List.of("THE fall", "the fall", "THE Fall"), EntityLinker.caseVariants("THE fall"));
-        assertEquals(List.of("o'hara", "O'hara"), EntityLinker.caseVariants("o'hara"));
-        assertEquals(List.of("ß and x", "SS And X", "SS and X", "SS and x"), EntityLinker.caseVariants("ß and x"));
-        assertEquals(List.of("a", "A"), EntityLinker.caseVariants("a"));
+                NameSimilarity.caseVariants("lord of the rings"));
+        assertEquals(List.of("THE fall", "the fall", "THE Fall"), NameSimilarity.caseVariants("THE fall"));
+        assertEquals(List.of("o'hara", "O'hara"), NameSimilarity.caseVariants("o'hara"));
+        assertEquals(List.of("ß and x", "SS And X", "SS and X", "SS and x"), NameSimilarity.caseVariants("ß and x"));
+        assertEquals(List.of("a", "A"), NameSimilarity.caseVariants("a"));
     }
 
     @Test
@@ -95,57 +95,57 @@ class EntityLinkerTest {
                 Map.entry("_AND_", "_AND_"), // '_' is a word character for \b
                 Map.entry("AND_", "AND_"),
                 Map.entry("éAND", "éAND"));
-        cases.forEach((text, expected) -> assertEquals(expected, EntityLinker.escapeLucene(text), text));
+        cases.forEach((text, expected) -> assertEquals(expected, FulltextQuery.escape(text), text));
     }
 
     @Test
     void editDistanceCountsASwapOnceAndStopsAtItsBound() {
-        assertEquals(3, EntityLinker.editDistance("kitten", "sitting", 3));
-        assertEquals(3, EntityLinker.editDistance("kitten", "sitting", 2)); // bound + 1: too far
-        assertEquals(1, EntityLinker.editDistance("chopper", "choper", 1));
-        assertEquals(0, EntityLinker.editDistance("abc", "abc", 0));
-        assertEquals(1, EntityLinker.editDistance("abc", "abd", 0));
-        assertEquals(3, EntityLinker.editDistance("abcdef", "ab", 2)); // lengths alone rule it out
-        assertEquals(2, EntityLinker.editDistance("flaw", "lawn", 2));
-        assertEquals(3, EntityLinker.editDistance("", "abc", 3));
-        assertEquals(1, EntityLinker.editDistance("ab", "ba", 1)); // a swap is one edit
-        assertEquals(1, EntityLinker.editDistance("riener", "reiner", 1));
-        assertEquals(3, EntityLinker.editDistance("ca", "abc", 3)); // no substring is edited twice (OSA)
+        assertEquals(3, NameSimilarity.editDistance("kitten", "sitting", 3));
+        assertEquals(3, NameSimilarity.editDistance("kitten", "sitting", 2)); // bound + 1: too far
+        assertEquals(1, NameSimilarity.editDistance("chopper", "choper", 1));
+        assertEquals(0, NameSimilarity.editDistance("abc", "abc", 0));
+        assertEquals(1, NameSimilarity.editDistance("abc", "abd", 0));
+        assertEquals(3, NameSimilarity.editDistance("abcdef", "ab", 2)); // lengths alone rule it out
+        assertEquals(2, NameSimilarity.editDistance("flaw", "lawn", 2));
+        assertEquals(3, NameSimilarity.editDistance("", "abc", 3));
+        assertEquals(1, NameSimilarity.editDistance("ab", "ba", 1)); // a swap is one edit
+        assertEquals(1, NameSimilarity.editDistance("riener", "reiner", 1));
+        assertEquals(3, NameSimilarity.editDistance("ca", "abc", 3)); // no substring is edited twice (OSA)
         // code points, not UTF-16 units: one astral character is one edit
-        assertEquals(1, EntityLinker.editDistance("a\ud83c\udfacb", "ab", 1));
+        assertEquals(1, NameSimilarity.editDistance("a\ud83c\udfacb", "ab", 1));
     }
 
     @Test
     void pluralsAndPossessivesAreLookedUpAsTheNameTheyCarry() {
-        assertEquals(List.of("western"), EntityLinker.singulars("westerns"));
-        assertEquals(List.of("comedy", "comedi", "comedie"), EntityLinker.singulars("comedies"));
-        assertEquals("comedy", EntityLinker.singulars("Comedies").get(0).toLowerCase());
-        assertEquals(List.of("horror thriller"), EntityLinker.singulars("horror thrillers"));
+        assertEquals(List.of("western"), NameSimilarity.singulars("westerns"));
+        assertEquals(List.of("comedy", "comedi", "comedie"), NameSimilarity.singulars("comedies"));
+        assertEquals("comedy", NameSimilarity.singulars("Comedies").get(0).toLowerCase());
+        assertEquals(List.of("horror thriller"), NameSimilarity.singulars("horror thrillers"));
         for (String notPlural : new String[] {"boss", "bus", "thesis", "Wayne's", "its", "1990s"}) {
-            assertEquals(List.of(), EntityLinker.singulars(notPlural), notPlural);
+            assertEquals(List.of(), NameSimilarity.singulars(notPlural), notPlural);
         }
-        assertEquals("Wayne's World", EntityLinker.withoutPossessive("Wayne's World's"));
-        assertEquals("Spider-Man 2", EntityLinker.withoutPossessive("Spider-Man 2\u2019s"));
-        assertEquals(null, EntityLinker.withoutPossessive("Wayne's World"));
-        Map<String, List<EntityLinker.SpanRef>> lookups = EntityLinker.exactLookups(
-                EntityLinker.tokens("What westerns did Wayne's World's writer write?"));
+        assertEquals("Wayne's World", NameSimilarity.withoutPossessive("Wayne's World's"));
+        assertEquals("Spider-Man 2", NameSimilarity.withoutPossessive("Spider-Man 2\u2019s"));
+        assertEquals(null, NameSimilarity.withoutPossessive("Wayne's World"));
+        Map<String, List<IndexCandidates.SpanRef>> lookups = IndexCandidates.exactLookups(
+                LinkText.tokens("What westerns did Wayne's World's writer write?"));
         assertTrue(lookups.containsKey("Western"), lookups.keySet().toString());
         assertTrue(lookups.get("Western").get(0).singular());
         assertTrue(lookups.containsKey("Wayne's World"));
-        assertFalse(lookups.get("Wayne's World").stream().anyMatch(EntityLinker.SpanRef::singular));
+        assertFalse(lookups.get("Wayne's World").stream().anyMatch(IndexCandidates.SpanRef::singular));
     }
 
     @Test
     void lettersWithoutADecompositionAreFolded() {
-        assertEquals("jud suss", EntityLinker.normalize("Jud Süß"));
-        assertEquals("bjorn aesir", EntityLinker.normalize("Bjørn Æsir"));
+        assertEquals("jud suss", LinkText.normalize("Jud Süß"));
+        assertEquals("bjorn aesir", LinkText.normalize("Bjørn Æsir"));
     }
 
     @Test
     void allowedEditsGrowWithTheName() {
         int[][] expected = {{1, 0}, {4, 0}, {5, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 3}, {25, 4}};
         for (int[] pair : expected) {
-            assertEquals(pair[1], EntityLinker.allowedEdits(pair[0]), "length " + pair[0]);
+            assertEquals(pair[1], NameSimilarity.allowedEdits(pair[0]), "length " + pair[0]);
         }
     }
 
@@ -162,45 +162,45 @@ class EntityLinkerTest {
     }
 
     private static String query(String question) {
-        List<EntityLinker.Token> tokens = EntityLinker.tokens(question);
-        return EntityLinker.luceneQuery(tokens, EntityLinker.content(tokens, STOP));
+        List<LinkText.Token> tokens = LinkText.tokens(question);
+        return FulltextQuery.of(tokens, LinkText.content(tokens, STOP));
     }
 
     @Test
     void exactLookupsCoverSpansOuterPunctuationAndCaseVariants() {
-        Map<String, List<EntityLinker.SpanRef>> lookups = EntityLinker.exactLookups(EntityLinker.tokens("who directed the fall?"));
-        assertEquals(List.of(new EntityLinker.SpanRef(2, 4, false, false)), lookups.get("The Fall"));
-        assertEquals(List.of(new EntityLinker.SpanRef(2, 4, true, false)), lookups.get("the fall"));
-        assertEquals(List.of(new EntityLinker.SpanRef(2, 4, true, false)), lookups.get("the fall?"));
+        Map<String, List<IndexCandidates.SpanRef>> lookups = IndexCandidates.exactLookups(LinkText.tokens("who directed the fall?"));
+        assertEquals(List.of(new IndexCandidates.SpanRef(2, 4, false, false)), lookups.get("The Fall"));
+        assertEquals(List.of(new IndexCandidates.SpanRef(2, 4, true, false)), lookups.get("the fall"));
+        assertEquals(List.of(new IndexCandidates.SpanRef(2, 4, true, false)), lookups.get("the fall?"));
         assertTrue(lookups.containsKey("Who Directed The Fall"));
         assertTrue(lookups.containsKey("directed the"));
         assertTrue(lookups.containsKey("Directed the"));
         assertFalse(lookups.containsKey("DIRECTED")); // ... every span, but only in its own case variants
         // spans never start or end on pure punctuation, and are at most 12 tokens long
-        assertFalse(EntityLinker.exactLookups(EntityLinker.tokens("a - b")).containsKey("-"));
+        assertFalse(IndexCandidates.exactLookups(LinkText.tokens("a - b")).containsKey("-"));
         String fourteen = "a b c d e f g h i j k l m n";
-        assertFalse(EntityLinker.exactLookups(EntityLinker.tokens(fourteen)).containsKey("a b c d e f g h i j k l m"));
-        assertTrue(EntityLinker.exactLookups(EntityLinker.tokens(fourteen)).containsKey("a b c d e f g h i j k l"));
+        assertFalse(IndexCandidates.exactLookups(LinkText.tokens(fourteen)).containsKey("a b c d e f g h i j k l m"));
+        assertTrue(IndexCandidates.exactLookups(LinkText.tokens(fourteen)).containsKey("a b c d e f g h i j k l"));
     }
 
     @Test
     void relationNamesGiveTheirLongerWords() {
-        assertEquals(Set.of("directed"), EntityLinker.relationNameWords("directed_by"));
-        assertEquals(Set.of("film", "release", "year"), EntityLinker.relationNameWords("film.film.release_year"));
-        assertEquals(Set.of("has", "tags"), EntityLinker.relationNameWords("has_tags"));
-        assertEquals(Set.of(), EntityLinker.relationNameWords("p/1999/of"));
+        assertEquals(Set.of("directed"), LinkText.relationNameWords("directed_by"));
+        assertEquals(Set.of("film", "release", "year"), LinkText.relationNameWords("film.film.release_year"));
+        assertEquals(Set.of("has", "tags"), LinkText.relationNameWords("has_tags"));
+        assertEquals(Set.of(), LinkText.relationNameWords("p/1999/of"));
     }
 
     // ------------------------------------------------------------------------ alignment, scoring, resolution
 
     @Test
     void alignPlacesHitsOnTheClosestSpan() {
-        List<EntityLinker.Token> tokens = EntityLinker.tokens("who directed Choper or Schindlers List");
-        List<EntityLinker.Hit> hits = List.of(hit("Chopper"), hit("Schindler's List"), hit("Choppers Inc"),
+        List<LinkText.Token> tokens = LinkText.tokens("who directed Choper or Schindlers List");
+        List<HitAlignment.Hit> hits = List.of(hit("Chopper"), hit("Schindler's List"), hit("Choppers Inc"),
                 hit("Chop"), hit("who directed"));
-        List<EntityLinker.Candidate> aligned = EntityLinker.align(hits, tokens);
+        List<Candidate> aligned = HitAlignment.align(hits, tokens);
         List<String> seen = new ArrayList<>();
-        for (EntityLinker.Candidate c : aligned) {
+        for (Candidate c : aligned) {
             seen.add(c.name + "@" + c.start + "-" + c.end + ":" + c.how + ":" + c.match);
         }
         // "Schindlers List" is "Schindler's List" without its spaces: full text, not fuzzy
@@ -212,8 +212,8 @@ class EntityLinkerTest {
 
     @Test
     void squeezedNamesMatchAsFullTextWithALowerQuality() {
-        List<EntityLinker.Candidate> aligned = EntityLinker.align(List.of(hit("Spider Man")),
-                EntityLinker.tokens("who played in spiderman"));
+        List<Candidate> aligned = HitAlignment.align(List.of(hit("Spider Man")),
+                LinkText.tokens("who played in spiderman"));
         assertEquals(1, aligned.size());
         assertEquals("fulltext", aligned.get(0).how);
         assertEquals(0.93, aligned.get(0).match);
@@ -222,115 +222,115 @@ class EntityLinkerTest {
     @Test
     void aCommonWordTypedInLowerCaseIsThatWordNotAName() {
         Set<String> english = Set.of("singer", "movie", "the", "of", "lead");
-        List<EntityLinker.Token> singer = EntityLinker.tokens("where was the lead singer of aerosmith born");
+        List<LinkText.Token> singer = LinkText.tokens("where was the lead singer of aerosmith born");
         // without the common words, "singer" is a surname said alone
-        assertEquals(List.of("partial"), EntityLinker.align(List.of(hit("Bryan Singer")), singer).stream()
+        assertEquals(List.of("partial"), HitAlignment.align(List.of(hit("Bryan Singer")), singer).stream()
                 .map(c -> c.how).toList());
-        assertEquals(List.of(), EntityLinker.align(List.of(hit("Bryan Singer")), singer, w -> false,
+        assertEquals(List.of(), HitAlignment.align(List.of(hit("Bryan Singer")), singer, w -> false,
                 english::contains));
         // typed as a name, it may be one
-        assertEquals(1, EntityLinker.align(List.of(hit("Bryan Singer")),
-                EntityLinker.tokens("what did Singer direct"), w -> false, english::contains).size());
+        assertEquals(1, HitAlignment.align(List.of(hit("Bryan Singer")),
+                LinkText.tokens("what did Singer direct"), w -> false, english::contains).size());
         // a correctly spelt common word is not a typo of a name; a misspelt name still is
-        List<EntityLinker.Token> movie = EntityLinker.tokens("who directed the first Spiderman movie");
-        assertEquals(List.of(), EntityLinker.align(List.of(hit("B movie")), movie, w -> false, english::contains));
-        assertEquals(List.of("fuzzy"), EntityLinker.align(List.of(hit("Spider-Men")), movie, w -> false,
+        List<LinkText.Token> movie = LinkText.tokens("who directed the first Spiderman movie");
+        assertEquals(List.of(), HitAlignment.align(List.of(hit("B movie")), movie, w -> false, english::contains));
+        assertEquals(List.of("fuzzy"), HitAlignment.align(List.of(hit("Spider-Men")), movie, w -> false,
                 english::contains).stream().map(c -> c.how).toList());
     }
 
-    private static EntityLinker.Hit hit(String name) {
-        return new EntityLinker.Hit(null, name, name, 1, List.of());
+    private static HitAlignment.Hit hit(String name) {
+        return new HitAlignment.Hit(null, name, name, 1, List.of());
     }
 
     @Test
-    void scoresAreThoseOfThePythonLinkerToTheLastBit() {
-        List<EntityLinker.Token> tokens = EntityLinker.tokens("who directed The Godfather Part II");
-        boolean[] content = EntityLinker.content(tokens, STOP);
-        Set<String> cues = EntityLinker.stems(tokens.stream().map(EntityLinker.Token::norm).toList());
-        assertEquals(1.1023442919665085, EntityLinker.score(candidate("The Godfather Part II", 2, 6, 1.0, "directed_by"),
+    void scoresAreStableToTheLastBit() {
+        List<LinkText.Token> tokens = LinkText.tokens("who directed The Godfather Part II");
+        boolean[] content = LinkText.content(tokens, STOP);
+        Set<String> cues = LinkText.stems(tokens.stream().map(LinkText.Token::norm).toList());
+        assertEquals(1.1023442919665085, LinkScoring.score(candidate("The Godfather Part II", 2, 6, 1.0, "directed_by"),
                 tokens, content, true, cues));
-        assertEquals(0.8038137226067062, EntityLinker.score(candidate("The Godfather", 2, 4, 1.0), tokens, content, true, cues));
-        assertEquals(0.6646742862204309, EntityLinker.score(candidate("godfather", 3, 4, 0.96, "has_tags"),
+        assertEquals(0.8038137226067062, LinkScoring.score(candidate("The Godfather", 2, 4, 1.0), tokens, content, true, cues));
+        assertEquals(0.6646742862204309, LinkScoring.score(candidate("godfather", 3, 4, 0.96, "has_tags"),
                 tokens, content, true, cues));
-        assertEquals(0.11601580743928616, EntityLinker.score(candidate("Directed", 1, 2, 1.0), tokens, content, true, cues));
+        assertEquals(0.11601580743928616, LinkScoring.score(candidate("Directed", 1, 2, 1.0), tokens, content, true, cues));
     }
 
     @Test
     void resolutionKeepsTwinsAndDropsOverlapsAndWeakLeftovers() {
-        List<EntityLinker.Token> tokens = EntityLinker.tokens("films with keanu reeves");
-        boolean[] content = EntityLinker.content(tokens, STOP);
-        Set<String> cues = EntityLinker.stems(tokens.stream().map(EntityLinker.Token::norm).toList());
-        List<EntityLinker.Candidate> candidates = List.of(
+        List<LinkText.Token> tokens = LinkText.tokens("films with keanu reeves");
+        boolean[] content = LinkText.content(tokens, STOP);
+        Set<String> cues = LinkText.stems(tokens.stream().map(LinkText.Token::norm).toList());
+        List<Candidate> candidates = List.of(
                 candidate("K", "Keanu Reeves", 2, 4, 0.99, 10, "starred_actors"),
                 candidate("k", "keanu reeves", 2, 4, 1.0, 2, "has_tags"),
                 candidate("r", "Reeves", 3, 4, 0.99, 1),
                 candidate("w", "With", 1, 2, 0.99, 1));
         double[] expected = {0.8483153812456475, 0.856884223480452, 0.5450111976398271, 0.09019605419909535};
         for (int i = 0; i < expected.length; i++) {
-            assertEquals(expected[i], EntityLinker.score(candidates.get(i), tokens, content, false, cues));
+            assertEquals(expected[i], LinkScoring.score(candidates.get(i), tokens, content, false, cues));
         }
-        List<EntityLinker.Link> links = EntityLinker.resolve(candidates, tokens, 3);
+        List<EntityLinker.Link> links = SpanResolver.resolve(candidates, tokens, 3);
         assertEquals(List.of("k|keanu reeves|0.8569|keanu reeves", "K|Keanu Reeves|0.8483|keanu reeves"),
                 links.stream().map(l -> l.id() + "|" + l.name() + "|" + l.score() + "|" + l.span()).toList());
         // the tag and the person share one span, so one place
-        assertEquals(2, EntityLinker.resolve(candidates, tokens, 1).size());
+        assertEquals(2, SpanResolver.resolve(candidates, tokens, 1).size());
     }
 
     @Test
     void resolutionBreaksTiesByLengthDegreeThenName() {
-        List<EntityLinker.Token> tokens = EntityLinker.tokens("x y");
-        EntityLinker.Candidate b = candidate("b", "B", 0, 1, 1.0, 5);
-        EntityLinker.Candidate a = candidate("a", "A", 0, 1, 1.0, 5);
-        EntityLinker.Candidate busy = candidate("c", "C", 0, 1, 1.0, 9);
-        for (EntityLinker.Candidate c : List.of(a, b, busy)) {
+        List<LinkText.Token> tokens = LinkText.tokens("x y");
+        Candidate b = candidate("b", "B", 0, 1, 1.0, 5);
+        Candidate a = candidate("a", "A", 0, 1, 1.0, 5);
+        Candidate busy = candidate("c", "C", 0, 1, 1.0, 9);
+        for (Candidate c : List.of(a, b, busy)) {
             c.score = 0.5;
         }
-        assertEquals("C", EntityLinker.resolve(List.of(a, b, busy), tokens, 1).get(0).name());
-        assertEquals("A", EntityLinker.resolve(List.of(b, a), tokens, 1).get(0).name());
+        assertEquals("C", SpanResolver.resolve(List.of(a, b, busy), tokens, 1).get(0).name());
+        assertEquals("A", SpanResolver.resolve(List.of(b, a), tokens, 1).get(0).name());
         // equal after rounding to 3 decimals counts as a tie
         a.score = 0.50001;
         b.score = 0.5004;
-        assertEquals("A", EntityLinker.resolve(List.of(b, a), tokens, 1).get(0).name());
+        assertEquals("A", SpanResolver.resolve(List.of(b, a), tokens, 1).get(0).name());
         b.score = 0.5006;
-        assertEquals("B", EntityLinker.resolve(List.of(b, a), tokens, 1).get(0).name());
+        assertEquals("B", SpanResolver.resolve(List.of(b, a), tokens, 1).get(0).name());
         // reported scores are capped at 1 and rounded to 4 decimals
         busy.score = 1.1;
-        assertEquals(1.0, EntityLinker.resolve(List.of(busy), tokens, 1).get(0).score());
+        assertEquals(1.0, SpanResolver.resolve(List.of(busy), tokens, 1).get(0).score());
         // below MIN_SCORE nothing is returned; below SECONDARY_RATIO of the best, nothing more
         busy.score = 0.29;
-        assertEquals(List.of(), EntityLinker.resolve(List.of(busy), tokens, 3));
-        EntityLinker.Candidate first = candidate("p", "P", 0, 1, 1.0, 1);
-        EntityLinker.Candidate weak = candidate("q", "Q", 1, 2, 1.0, 1);
+        assertEquals(List.of(), SpanResolver.resolve(List.of(busy), tokens, 3));
+        Candidate first = candidate("p", "P", 0, 1, 1.0, 1);
+        Candidate weak = candidate("q", "Q", 1, 2, 1.0, 1);
         first.score = 0.8;
         weak.score = 0.59;
-        assertEquals(1, EntityLinker.resolve(List.of(first, weak), tokens, 3).size());
+        assertEquals(1, SpanResolver.resolve(List.of(first, weak), tokens, 3).size());
         weak.score = 0.61;
-        assertEquals(2, EntityLinker.resolve(List.of(first, weak), tokens, 3).size());
+        assertEquals(2, SpanResolver.resolve(List.of(first, weak), tokens, 3).size());
         // a claim keeps every entity above MIN_SCORE (secondaryRatio 0)
         weak.score = 0.31;
-        assertEquals(1, EntityLinker.resolve(List.of(first, weak), tokens, 3).size());
-        assertEquals(2, EntityLinker.resolve(List.of(first, weak), tokens, 3, 0.0).size());
+        assertEquals(1, SpanResolver.resolve(List.of(first, weak), tokens, 3).size());
+        assertEquals(2, SpanResolver.resolve(List.of(first, weak), tokens, 3, 0.0).size());
         // a literal value said exactly stays beside a stronger name, however short it is; a fuzzy one does not
-        List<EntityLinker.Token> threeWords = EntityLinker.tokens("x y 1987");
-        EntityLinker.Candidate year = candidate("1987", "1987", 2, 3, 1.0, 1);
+        List<LinkText.Token> threeWords = LinkText.tokens("x y 1987");
+        Candidate year = candidate("1987", "1987", 2, 3, 1.0, 1);
         year.score = 0.4;
-        List<EntityLinker.Link> links = EntityLinker.resolve(List.of(first, weak, year), threeWords, 3);
+        List<EntityLinker.Link> links = SpanResolver.resolve(List.of(first, weak, year), threeWords, 3);
         assertEquals(List.of("P", "1987"), links.stream().map(EntityLinker.Link::name).toList());
-        EntityLinker.Candidate fuzzyYear = new EntityLinker.Candidate(null, "1988", "1988", 2, 3, "fulltext", 0.8, 1, List.of());
+        Candidate fuzzyYear = new Candidate(null, "1988", "1988", 2, 3, "fulltext", 0.8, 1, List.of());
         fuzzyYear.score = 0.4;
-        assertEquals(1, EntityLinker.resolve(List.of(first, fuzzyYear), threeWords, 3).size());
+        assertEquals(1, SpanResolver.resolve(List.of(first, fuzzyYear), threeWords, 3).size());
     }
 
-    private static EntityLinker.Candidate candidate(String name, int start, int end, double match, String... types) {
+    private static Candidate candidate(String name, int start, int end, double match, String... types) {
         return candidate(name, name, start, end, match, 3, types);
     }
 
-    private static EntityLinker.Candidate candidate(String id, String name, int start, int end, double match, int degree,
+    private static Candidate candidate(String id, String name, int start, int end, double match, int degree,
                                                     String... types) {
-        return new EntityLinker.Candidate(null, id, name, start, end, "exact", match, degree, List.of(types));
+        return new Candidate(null, id, name, start, end, "exact", match, degree, List.of(types));
     }
 
-    // ------------------------------------------------------------------------------- Python semantics
+    // ---------------------------------------------------------------------------------- text rules
 
     @Test
     void aVeryLongQuestionMakesABoundedFullTextQuery() {
@@ -338,27 +338,27 @@ class EntityLinkerTest {
         for (int i = 0; i < 1100; i++) {
             question.append(" word").append(i);
         }
-        List<EntityLinker.Token> tokens = EntityLinker.tokens(question + " Kismet");
-        boolean[] content = EntityLinker.content(tokens, STOP);
-        String query = EntityLinker.luceneQuery(tokens, content);
-        assertEquals(EntityLinker.MAX_QUERY_TERMS, query.split(" ").length);
+        List<LinkText.Token> tokens = LinkText.tokens(question + " Kismet");
+        boolean[] content = LinkText.content(tokens, STOP);
+        String query = FulltextQuery.of(tokens, content);
+        assertEquals(FulltextQuery.MAX_QUERY_TERMS, query.split(" ").length);
     }
 
     @Test
-    void pythonStringSemantics() {
-        assertEquals("a b", PyText.strip("\u00a0\u2007a b\u0085 "));
-        assertEquals("Fall", PyText.strip("\"Fall?!", EntityLinker.OUTER_PUNCT));
-        assertEquals("Fall?!", PyText.lstrip("(Fall?!", EntityLinker.OUTER_PUNCT));
-        assertTrue(PyText.isUpper("WHO DIRECTED 1999?"));
-        assertFalse(PyText.isUpper("WHO DIRECTED Kismet"));
-        assertFalse(PyText.isUpper("1999?"));
-        // CPython's round: half-even on the exact binary value
-        assertEquals(0.001, PyText.round(0.0005, 3));
-        assertEquals(0.002, PyText.round(0.0015, 3));
-        assertEquals(2.67, PyText.round(2.675, 2));
-        assertEquals(0.1235, PyText.round(0.1234567, 4));
-        assertTrue(PyText.compare("\uffff", "\ud83c\udfac") < 0); // code point order, not UTF-16 order
-        assertTrue(PyText.compare("ab", "abc") < 0);
+    void whitespaceCapitalsRoundingAndNameOrder() {
+        assertEquals("a b", LinkText.strip("\u00a0\u2007a b\u0085 "));
+        assertEquals("Fall", LinkText.stripPunct("\"Fall?!"));
+        assertEquals("Fall?!", LinkText.stripPunctStart("(Fall?!"));
+        assertTrue(LinkText.isAllCapitals("WHO DIRECTED 1999?"));
+        assertFalse(LinkText.isAllCapitals("WHO DIRECTED Kismet"));
+        assertFalse(LinkText.isAllCapitals("1999?"));
+        // half-even on the exact binary value
+        assertEquals(0.001, SpanResolver.round(0.0005, 3));
+        assertEquals(0.002, SpanResolver.round(0.0015, 3));
+        assertEquals(2.67, SpanResolver.round(2.675, 2));
+        assertEquals(0.1235, SpanResolver.round(0.1234567, 4));
+        assertTrue(SpanResolver.BY_CODE_POINT.compare("\uffff", "\ud83c\udfac") < 0); // code point order, not UTF-16 order
+        assertTrue(SpanResolver.BY_CODE_POINT.compare("ab", "abc") < 0);
     }
 
     @Test
@@ -384,8 +384,8 @@ class EntityLinkerTest {
 
     @Test
     void explicitNamesAreSplitIntoPhraseSafeWords() {
-        assertEquals(List.of("Schindler's", "List"), EntityLinker.words("Schindler's List!"));
-        assertEquals(List.of("Amélie", "bd", "r"), EntityLinker.words("[Amélie] bd-r"));
-        assertEquals(List.of(), EntityLinker.words("?! \"*\""));
+        assertEquals(List.of("Schindler's", "List"), IndexCandidates.words("Schindler's List!"));
+        assertEquals(List.of("Amélie", "bd", "r"), IndexCandidates.words("[Amélie] bd-r"));
+        assertEquals(List.of(), IndexCandidates.words("?! \"*\""));
     }
 }

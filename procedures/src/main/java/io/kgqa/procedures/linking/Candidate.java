@@ -1,0 +1,38 @@
+package io.kgqa.procedures.linking;
+
+import java.util.List;
+import org.neo4j.graphdb.Node;
+
+/** An (entity, span) pair proposed by one of the lookups; {@code score} is set by {@link LinkScoring#score}. */
+final class Candidate {
+    final Node node;
+    final String id;
+    final String name;
+    final int start; // token index, inclusive
+    final int end; // token index, exclusive
+    /** exact, singular, fulltext, fuzzy, head, partial, initials or vector: which lookup found it. */
+    final String how;
+    final double match; // quality of the string match, in [0, 1]
+    final int degree; // breaks ties between equally good names
+    final List<String> types; // relationship types of the entity
+    double score;
+    boolean capitalised; // every judged word of the span capitalised, in a question with case (set by score)
+
+    Candidate(Node node, String id, String name, int start, int end, String how, double match, int degree,
+              List<String> types) {
+        this.node = node;
+        this.id = id;
+        this.name = name;
+        this.start = start;
+        this.end = end;
+        this.how = how;
+        this.match = match;
+        this.degree = degree;
+        this.types = types;
+    }
+
+    @Override
+    public String toString() {
+        return name + "[" + start + "," + end + ")" + how + " match=" + match + " score=" + score;
+    }
+}

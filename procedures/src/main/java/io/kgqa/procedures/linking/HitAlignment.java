@@ -1,0 +1,218 @@
+package io.kgqa.procedures.linking;
+
+import io.kgqa.procedures.linking.LinkText.Token;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+import org.neo4j.graphdb.Node;
+
+/**
+ * Places each full-text hit back on the words of the question that name it: the same letters (spaced or
+ * not), a few typos, the name without its common words, or a surname alone. The index only says a name
+ * shares words with the question; this says which words, and how well they match.
+ */
+final class HitAlignment {
+
+    private HitAlignment() {
+    }
+
+    /** A full-text hit of this KG, best first. */
+    record Hit(Node node, String id, String name, int degree, List<String> types) {
+    }
+
+    /** A span of the question as compared with a name: normalised words, with and without spaces. */
+    record Window(int start, int end, String spaced) {
+    }
+
+    /** Each full-text hit placed on the span of the question it matches best, if one matches closely. */
+    static List<Candidate> align(List<Hit> hits, List<Token> tokens) {
+        return align(hits, tokens, word -> false, word -> false);
+    }
+
+    /**
+     * @param common whether a (normalised) word is in so many of the KG's names that it does not pick one out:
+     *     a span that names a hit's other words ("Microsoft" for "Microsoft Corporation") names the hit
+     * @param english whether a (normalised) word is a common English word: typed in lower case, it is that word
+     */
+    static List<Candidate> align(List<Hit> hits, List<Token> tokens, Predicate<String> common,
+                                 Predicate<String> english) {
+        Map<String, Window> windows = new HashMap<>();
+        Map<Integer, List<String>> byLength = new HashMap<>();
+        for (int i = 0; i < tokens.size(); i++) {
+            if (tokens.get(i).norm().isEmpty()) {
+                continue;
+            }
+            for (int j = i + 1; j <= Math.min(tokens.size(), i + EntityLinker.MAX_SPAN_TOKENS); j++) {
+                if (tokens.get(j - 1).norm().isEmpty()) {
+                    continue;
+                }
+                StringBuilder spaced = new StringBuilder();
+                for (int k = i; k < j; k++) {
+                    String norm = tokens.get(k).norm();
+                    if (!norm.isEmpty()) {
+                        if (spaced.length() > 0) {
+                            spaced.append(' ');
+                        }
+                        spaced.append(norm);
+                    }
+                }
+                List<String> forms = new ArrayList<>(List.of(spaced.toString()));
+                String bare = NameSimilarity.withoutPossessive(LinkText.stripPunctEnd(tokens.get(j - 1).text()));
+                if (bare != null && spaced.toString().endsWith(" s")) { // "wayne s world s" -> "wayne s world"
+                    forms.add(spaced.substring(0, spaced.length() - 2));
+                }
+                for (String form : forms) {
+                    String squeezed = form.replace(" ", "");
+                    // the first (leftmost, shortest) span with these letters stands for them
+                    if (!squeezed.isEmpty() && !windows.containsKey(squeezed)) {
+                        windows.put(squeezed, new Window(i, j, form));
+                        byLength.computeIfAbsent(LinkText.length(squeezed), n -> new ArrayList<>()).add(squeezed);
+                    }
+                }
+            }
+        }
+        List<Candidate> out = new ArrayList<>();
+        for (Hit hit : hits) {
+            String spacedTarget = LinkText.normalize(hit.name());
+            String target = spacedTarget.replace(" ", "");
+            if (target.isEmpty()) {
+                continue;
+            }
+            Window found = windows.get(target);
+            double quality;
+            String how;
+            if (found != null) {
+                quality = found.spaced().equals(spacedTarget) ? LinkScoring.FULLTEXT_MATCH : LinkScoring.SQUEEZED_MATCH;
+                how = "fulltext";
+            } else {
+                int[] targetPoints = target.codePoints().toArray();
+                int length = targetPoints.length;
+                int bound = NameSimilarity.allowedEdits(length);
+                Set<Integer> letters = new HashSet<>();
+                for (int cp : targetPoints) {
+                    letters.add(cp);
+                }
+                int bestDistance = -1;
+                String bestWindow = null;
+                for (int n = length - bound; n <= length + bound; n++) {
+                    for (String window : byLength.getOrDefault(n, List.of())) {
+                        int[] points = window.codePoints().toArray();
+                        // cheap necessary conditions first: a typo rarely hits both ends of a name, and each
+                        // edit changes at most two letters of the alphabet used
+                        if ((points[0] != targetPoints[0] && points[points.length - 1] != targetPoints[length - 1])
+                                || NameSimilarity.alphabetDifference(letters, points) > 2 * bound) {
+                            continue;
+                        }
+                        int d = NameSimilarity.editDistance(points, targetPoints, bound);
+                        if (d <= bound && (bestWindow == null || d < bestDistance)) {
+                            bestDistance = d;
+                            bestWindow = window;
+                        }
+                    }
+                }
+                if (bestWindow == null) {
+                    Candidate head = head(hit, spacedTarget, windows, common);
+                    Candidate partial = head == null ? partial(hit, spacedTarget, tokens) : head;
+                    // a common word typed in lower case is that word: "the lead singer" is not Bryan Singer
+                    if (partial != null && !("partial".equals(partial.how) && typedCommon(tokens.get(partial.start),
+                            english))) {
+                        out.add(partial);
+                    }
+                    continue;
+                }
+                found = windows.get(bestWindow);
+                // ... and a correctly spelt one is not a typo of a name: "movie" is not "B movie"
+                if (found.end() - found.start() == 1 && typedCommon(tokens.get(found.start()), english)) {
+                    continue;
+                }
+                quality = 1 - LinkScoring.EDIT_PENALTY * bestDistance / length;
+                how = "fuzzy";
+            }
+            out.add(new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), how, quality,
+                    hit.degree(), hit.types()));
+        }
+        return out;
+    }
+
+    private static boolean typedCommon(Token token, Predicate<String> english) {
+        return english.test(token.norm()) && !LinkText.typedCapitalised(token);
+    }
+
+    /**
+     * A name said without its common words: "Microsoft" for "Microsoft Corporation", "Portuguese" for
+     * "Portuguese Language" (words many of the KG's names share say little about which one is meant). The
+     * rest of the name, in order, must be a span of the question. Null when it is not, or when nothing is left.
+     */
+    static Candidate head(Hit hit, String spacedTarget, Map<String, Window> windows, Predicate<String> common) {
+        List<String> words = LinkText.split(spacedTarget);
+        List<String> rest = new ArrayList<>();
+        for (String w : words) {
+            if (!common.test(w) && !LinkText.MINOR.contains(w)) {
+                rest.add(w);
+            }
+        }
+        if (rest.isEmpty() || rest.size() == words.size()) {
+            return null;
+        }
+        Window found = windows.get(String.join("", rest));
+        if (found == null || !found.spaced().equals(String.join(" ", rest))) {
+            return null;
+        }
+        return new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), "head",
+                LinkScoring.HEAD_MATCH, hit.degree(), hit.types());
+    }
+
+    /**
+     * A person named by the last word of their name, possibly misspelt ("Herzog", "Hitchcok"): the hit's name
+     * must read like a person's (two to four capitalised words, not starting with an article or a minor word),
+     * and one word of the question must match its last word. Null when none does.
+     */
+    static Candidate partial(Hit hit, String spacedTarget, List<Token> tokens) {
+        List<String> nameWords = LinkText.split(hit.name());
+        List<String> normWords = LinkText.split(spacedTarget);
+        if (nameWords.size() < 2 || nameWords.size() > 4 || normWords.size() != nameWords.size()
+                || LinkText.MINOR.contains(normWords.get(0))) {
+            return null;
+        }
+        for (String w : nameWords) {
+            if (!LinkText.startsUpper(w)) {
+                return null;
+            }
+        }
+        String surname = normWords.get(normWords.size() - 1);
+        int[] last = surname.codePoints().toArray();
+        if (last.length < 4 || LinkText.isDigits(surname)) {
+            return null;
+        }
+        int bound = NameSimilarity.allowedEdits(last.length);
+        int bestToken = -1;
+        int bestDistance = bound + 1;
+        for (int k = 0; k < tokens.size(); k++) {
+            String norm = tokens.get(k).norm();
+            if (norm.isEmpty() || norm.contains(" ")) {
+                continue;
+            }
+            int[] points = norm.codePoints().toArray();
+            if (points[0] != last[0]) {
+                continue;
+            }
+            int d = NameSimilarity.editDistance(points, last, bound);
+            if (d < bestDistance) {
+                bestDistance = d;
+                bestToken = k;
+            }
+        }
+        if (bestToken < 0) {
+            return null;
+        }
+        // the fewer words around the surname, the likelier a person ("Werner Herzog", not "Portrait Werner Herzog")
+        return new Candidate(hit.node(), hit.id(), hit.name(), bestToken, bestToken + 1, "partial",
+                LinkScoring.PARTIAL_MATCH - LinkScoring.PARTIAL_EXTRA_WORD * (nameWords.size() - 2)
+                        - LinkScoring.EDIT_PENALTY * bestDistance / last.length,
+                hit.degree(), hit.types());
+    }
+}

@@ -1,0 +1,167 @@
+package io.kgqa.procedures.linking;
+
+import io.kgqa.procedures.linking.LinkText.Token;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Every number that weighs a link, in one place: how well each kind of lookup matches a name, how the span's
+ * length, words and capitals turn that into a score, and the scores that resolution keeps. The values were
+ * tuned together on the KGs' questions: change one and the order of candidates elsewhere changes too.
+ */
+final class LinkScoring {
+
+    private LinkScoring() {
+    }
+
+    // ------------------------------------------------------------------- match quality, per lookup (0..1)
+
+    /** The span as typed names the entity, but in other case, in a question without capitals: it cannot say. */
+    static final double EXACT_CASE_UNKNOWN = 0.99;
+    /** The span in other case than the name, in a question that uses case: a little less likely meant. */
+    static final double EXACT_OTHER_CASE = 0.96;
+    /** A plural said for a singular name ("westerns" for "Western"): a little below an exact match. */
+    static final double SINGULAR_MATCH = 0.93;
+    /** Full text: the span's words are the name's words, punctuation aside ("Amelie" for "Amélie"). */
+    static final double FULLTEXT_MATCH = 0.95;
+    /** Full text: the same letters, spaced otherwise ("spiderman" for "Spider Man"): a little less sure. */
+    static final double SQUEEZED_MATCH = 0.93;
+    /** Quality a typo costs per edit, relative to the name's length: one edit in a short name costs more. */
+    static final double EDIT_PENALTY = 1.5;
+    /** A person named by the last word of their name ("Herzog" for "Werner Herzog"): below any full name. */
+    static final double PARTIAL_MATCH = 0.8;
+    /** ... less per name word beyond two: "Portrait of Werner Herzog" is less likely a person than the name. */
+    static final double PARTIAL_EXTRA_WORD = 0.06;
+    /** A name said without the words many of the KG's names share ("Microsoft" for "Microsoft Corporation"). */
+    static final double HEAD_MATCH = 0.9;
+    /** A name typed as its initials ("USA"). */
+    static final double INITIALS_MATCH = 0.9;
+    /** A vector neighbour, times its cosine: a near-identical embedding is weaker evidence than any spelling. */
+    static final double VECTOR_MATCH = 0.75;
+
+    // ----------------------------------------------------------------------------- the span's score
+
+    /** Characters of question words count this much towards a span's length: "The" says less than "Fall". */
+    static final double STOP_CHAR_WEIGHT = 0.4;
+    /** Share of the score a very short span can lose: a few letters often happen to be someone's name. */
+    static final double SHORT_SPAN_PENALTY = 0.55;
+    /** Characters over which the short-span penalty falls by a factor e: by three words it is all but gone. */
+    static final double SHORT_SPAN_CHARS = 6;
+    /** Share a one-word name loses besides: many names share a single word, fewer share two. */
+    static final double ONE_WORD_PENALTY = 0.15;
+    /** A span of question words only ("Up", "Her"), capitalised: a name perhaps, though not as typed. */
+    static final double QUESTION_WORDS_CAPITALISED = 0.6;
+    /** A span of question words only, not capitalised ("what", "movies"): rarely the entity meant. */
+    static final double QUESTION_WORDS_ONLY = 0.25;
+    /** A surname alone in a question typed all in lower case: it cannot show itself as a name. */
+    static final double SURNAME_IN_LOWER_CASE = 0.85;
+    /** Per content word next to the span: the name the user typed probably goes on ("Bad Boy" in "Bad Boy Bubby"). */
+    static final double NEXT_TO_CONTENT_WORD = 0.85;
+    /** Every judged word capitalised, in a question that uses case: typed as a name. */
+    static final double CAPITALISED = 1.12;
+    /** No judged word capitalised, in a question that uses case: typed as ordinary words. */
+    static final double NOT_CAPITALISED = 0.88;
+    /** The question uses a word of one of the entity's relations ("star" -> starred_actors): decides namesakes. */
+    static final double RELATION_CUE = 1.03;
+
+    // ------------------------------------------------------------------------------------- resolution
+
+    /** A candidate below this is not returned at all. */
+    static final double MIN_SCORE = 0.30;
+    /** Further entities must score at least this fraction of the best one. */
+    static final double SECONDARY_RATIO = 0.75;
+    /** An entity with the very same name as a chosen one, on the same span, within this ratio, stands too. */
+    static final double TWIN_RATIO = 0.95;
+    /** A name typed with its capitals stays beside a better one when matched at least this closely (a typo or two). */
+    static final double TYPED_NAME_MATCH = 0.6;
+
+    private static final Pattern RELATION_SEPARATORS = Pattern.compile("[._/]+");
+
+    /**
+     * How likely the span means the entity: match quality times name-likeness of the span. Sets and returns
+     * {@code c.score}, which may exceed 1 after the nudges (ranked as is, reported capped at 1).
+     *
+     * @param cues stems of the question's words ({@link LinkText#stems})
+     */
+    static double score(Candidate c, List<Token> tokens, boolean[] content, boolean hasCase, Set<String> cues) {
+        int contentChars = 0;
+        int stopChars = 0;
+        int contentWords = 0;
+        for (int k = c.start; k < c.end; k++) {
+            int chars = LinkText.length(tokens.get(k).norm().replace(" ", ""));
+            if (content[k]) {
+                contentChars += chars;
+                contentWords++;
+            } else {
+                stopChars += chars;
+            }
+        }
+        // a name said by its head counts the words said: "Germany" is not the longer "Germany national team"
+        int nameWords = "head".equals(c.how) ? Math.max(c.end - c.start, 1)
+                : Math.max(LinkText.split(LinkText.normalize(c.name)).size(), 1);
+        // Longer names are less likely to be accidental: saturating in characters and in words.
+        double weight = contentChars + STOP_CHAR_WEIGHT * stopChars;
+        double score = c.match * (1 - SHORT_SPAN_PENALTY * Math.exp(-weight / SHORT_SPAN_CHARS)
+                - ONE_WORD_PENALTY * Math.exp(-(nameWords - 1)));
+        // Capitals, when the question has any: sentence-initial words say nothing, so they are skipped.
+        List<Boolean> capital = new ArrayList<>();
+        for (int k = c.start; k < c.end; k++) {
+            Token t = tokens.get(k);
+            boolean judged = (content[k] || contentWords == 0) && !t.norm().isEmpty() && k > 0
+                    && !(k > c.start && LinkText.MINOR.contains(t.norm()));
+            if (judged) {
+                capital.add(LinkText.typedCapitalised(t) || LinkText.startsWithDigit(t.norm()));
+            }
+        }
+        boolean capitalised = hasCase && !capital.isEmpty() && !capital.contains(false);
+        c.capitalised = capitalised;
+        // a capitalised word next to the span: the name typed goes on ("The Other" in "The Other Woman")
+        boolean standsAlone = capitalised && !capitalisedAt(tokens, c.start - 1) && !capitalisedAt(tokens, c.end);
+        if (contentWords == 0) { // only question words ("what", "movies", "star"): rarely the entity meant ...
+            // ... unless typed with its capitals mid-sentence, exactly as the entity is named ("the director of Up")
+            boolean typedName = standsAlone && "exact".equals(c.how) && c.match >= 1.0;
+            score *= typedName ? 1.0 : capitalised ? QUESTION_WORDS_CAPITALISED : QUESTION_WORDS_ONLY;
+        }
+        // A surname alone ("Herzog") is a name only when typed as one: capitalised, in a question that uses
+        // case; a question typed all in lower case ("what did spielberg direct") cannot say, so it counts less.
+        if ("partial".equals(c.how) && !standsAlone) {
+            score = hasCase ? 0 : score * SURNAME_IN_LOWER_CASE;
+        }
+        // A name said without its common words ("Microsoft") only when typed as a name: an ordinary word
+        // ("just curious") is not "Curious George".
+        if ("head".equals(c.how) && !capitalised) {
+            score = 0;
+        }
+        for (int k : new int[] {c.start - 1, c.end}) {
+            if (k >= 0 && k < tokens.size() && content[k]) {
+                score *= NEXT_TO_CONTENT_WORD;
+            }
+        }
+        if (capitalised) {
+            score *= CAPITALISED;
+        } else if (hasCase && !capital.isEmpty() && !capital.contains(true)) {
+            score *= NOT_CAPITALISED;
+        }
+        // a small nudge that decides between namesakes ("lee pace" the tag, "Lee Pace" the actor) and little else
+        if (!cues.isEmpty() && !c.types.isEmpty()) {
+            List<String> relationTexts = new ArrayList<>();
+            for (String type : c.types) {
+                relationTexts.add(LinkText.normalize(RELATION_SEPARATORS.matcher(type).replaceAll(" ")));
+            }
+            Set<String> relationStems = LinkText.stems(relationTexts);
+            relationStems.retainAll(cues);
+            if (!relationStems.isEmpty()) {
+                score *= RELATION_CUE;
+            }
+        }
+        c.score = score;
+        return score;
+    }
+
+    /** Whether token {@code k} exists, is not the first of the question, and starts with a capital. */
+    private static boolean capitalisedAt(List<Token> tokens, int k) {
+        return k >= 1 && k < tokens.size() && LinkText.typedCapitalised(tokens.get(k));
+    }
+}

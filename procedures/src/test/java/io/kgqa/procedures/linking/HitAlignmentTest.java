@@ -1,0 +1,58 @@
+package io.kgqa.procedures.linking;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+
+/** Full-text hits placed back on the question: heads of names and surnames said alone. */
+class HitAlignmentTest {
+
+    private static HitAlignment.Hit hit(String name) {
+        return new HitAlignment.Hit(null, name, name, 1, List.of());
+    }
+
+    private static Candidate partial(String name, String question) {
+        return HitAlignment.partial(hit(name), LinkText.normalize(name), LinkText.tokens(question));
+    }
+
+    @Test
+    void aNameIsSaidByItsRareWords() {
+        Predicate<String> common = w -> w.equals("corporation") || w.equals("language");
+        List<Candidate> found = HitAlignment.align(List.of(hit("Microsoft Corporation"), hit("Portuguese Language")),
+                LinkText.tokens("who founded Microsoft"), common, w -> false);
+        assertEquals(1, found.size());
+        assertEquals("head", found.get(0).how);
+        assertEquals(LinkScoring.HEAD_MATCH, found.get(0).match);
+        assertEquals(List.of(2, 3), List.of(found.get(0).start, found.get(0).end));
+        // nothing common, or nothing else: no head
+        Map<String, HitAlignment.Window> windows = Map.of("microsoft", new HitAlignment.Window(2, 3, "microsoft"));
+        assertNull(HitAlignment.head(hit("Microsoft Windows"), "microsoft windows", windows, common));
+        assertNull(HitAlignment.head(hit("Corporation"), "corporation", windows, common));
+    }
+
+    @Test
+    void aSurnameSaidAloneNamesAPersonLikeName() {
+        Candidate herzog = partial("Werner Herzog", "films by Herzog");
+        assertEquals("partial", herzog.how);
+        assertEquals(2, herzog.start);
+        assertEquals(LinkScoring.PARTIAL_MATCH, herzog.match);
+        // misspelt, and with more words around the surname: less sure
+        Candidate typo = partial("Portrait Werner Herzog", "films by Hertzog");
+        assertEquals(LinkScoring.PARTIAL_MATCH - LinkScoring.PARTIAL_EXTRA_WORD * 1 - LinkScoring.EDIT_PENALTY * 1 / 6,
+                typo.match);
+    }
+
+    @Test
+    void onlyPersonLikeNamesHaveASurname() {
+        assertNull(partial("The Other Woman", "films by Woman")); // starts with a minor word
+        assertNull(partial("Werner herzog", "films by herzog")); // a lower-case word
+        assertNull(partial("Ang Lee", "films by Lee")); // a surname of three letters matches too much
+        assertNull(partial("Herzog", "films by Herzog")); // one word is the whole name
+        assertNull(partial("A B C D Herzog", "films by Herzog")); // five words
+        assertNull(partial("Werner Herzog", "films by Werzog")); // the first letter must match
+    }
+}

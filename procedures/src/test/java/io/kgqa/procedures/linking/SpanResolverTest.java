@@ -1,0 +1,91 @@
+package io.kgqa.procedures.linking;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Choosing among scored candidates: order, overlaps, twins and the leftovers that stay. */
+class SpanResolverTest {
+
+    private static final List<LinkText.Token> TOKENS = LinkText.tokens("a b \"c\"? d e");
+
+    private static Candidate scored(String id, String name, int start, int end, String how, double score, int degree) {
+        Candidate c = new Candidate(null, id, name, start, end, how, 1.0, degree, List.of());
+        c.score = score;
+        return c;
+    }
+
+    private static List<String> ids(List<EntityLinker.Link> links) {
+        return links.stream().map(EntityLinker.Link::id).toList();
+    }
+
+    @Test
+    void overlappingSpansAndRepeatedEntitiesGiveWayToTheBetterOne() {
+        List<Candidate> candidates = List.of(scored("long", "A B", 0, 2, "exact", 0.8, 1),
+                scored("inner", "B", 1, 2, "exact", 0.9, 1), scored("inner", "D", 3, 4, "exact", 0.85, 1),
+                scored("apart", "E", 4, 5, "exact", 0.7, 1));
+        assertEquals(List.of("inner", "apart"), ids(SpanResolver.resolve(candidates, TOKENS, 3)));
+        assertEquals(List.of("inner"), ids(SpanResolver.resolve(candidates, TOKENS, 1)));
+    }
+
+    @Test
+    void namesTiedOnEveryOtherKeyGoInCodePointOrder() {
+        // U+FFFF before U+1F3AC by code point, the other way round by UTF-16 unit; both normalise to "z": twins
+        Candidate bmp = scored("bmp", "Z\uffff", 0, 1, "exact", 0.5, 1);
+        Candidate astral = scored("astral", "Z\ud83c\udfac", 0, 1, "exact", 0.5, 1);
+        assertTrue("Z\ud83c\udfac".compareTo("Z\uffff") < 0);
+        assertEquals(List.of("bmp", "astral"), ids(SpanResolver.resolve(List.of(astral, bmp), TOKENS, 1)));
+    }
+
+    @Test
+    void aSpanHoldsAtMostMaxTwinsEntitiesOfOneName() {
+        List<Candidate> twins = new ArrayList<>();
+        for (int i = 0; i < SpanResolver.MAX_TWINS + 2; i++) {
+            twins.add(scored("t" + i, i % 2 == 0 ? "Ringo Lam" : "ringo lam", 0, 2, "exact", 0.9 - i * 0.001, 1));
+        }
+        assertEquals(SpanResolver.MAX_TWINS, SpanResolver.resolve(twins, TOKENS, 1).size());
+        // a namesake below TWIN_RATIO of the chosen one is no twin: it overlaps, so it goes
+        Candidate weak = scored("weak", "Ringo Lam", 0, 2, "exact", 0.9 * LinkScoring.TWIN_RATIO - 0.01, 1);
+        assertEquals(List.of("t0"), ids(SpanResolver.resolve(List.of(twins.get(0), weak), TOKENS, 3)));
+    }
+
+    @Test
+    void aSharedValueOrATypedNameStaysBesideAStrongerEntity() {
+        Candidate first = scored("p", "P", 0, 1, "exact", 0.9, 1);
+        double weak = 0.9 * LinkScoring.SECONDARY_RATIO - 0.1;
+        Candidate genre = scored("horror", "Horror", 1, 2, "singular", weak, SpanResolver.SHARED_VALUE_DEGREE);
+        Candidate rare = scored("rare", "Rare", 1, 2, "singular", weak, SpanResolver.SHARED_VALUE_DEGREE - 1);
+        assertEquals(List.of("p", "horror"), ids(SpanResolver.resolve(List.of(first, genre), TOKENS, 3)));
+        assertEquals(List.of("p"), ids(SpanResolver.resolve(List.of(first, rare), TOKENS, 3)));
+
+        Candidate typed = new Candidate(null, "typed", "Bullitt", 4, 5, "fuzzy", LinkScoring.TYPED_NAME_MATCH, 1, List.of());
+        typed.score = weak;
+        typed.capitalised = true;
+        Candidate loose = new Candidate(null, "loose", "Bulit", 4, 5, "fuzzy", LinkScoring.TYPED_NAME_MATCH - 0.01, 1,
+                List.of());
+        loose.score = weak;
+        loose.capitalised = true;
+        assertEquals(List.of("p", "typed"), ids(SpanResolver.resolve(List.of(first, typed), TOKENS, 3)));
+        assertEquals(List.of("p"), ids(SpanResolver.resolve(List.of(first, loose), TOKENS, 3)));
+    }
+
+    @Test
+    void theSpanIsReportedAsTypedWithoutOuterPunctuation() {
+        List<EntityLinker.Link> links = SpanResolver.resolve(List.of(scored("c", "C", 2, 3, "exact", 0.5, 1)), TOKENS, 1);
+        assertEquals("c", links.get(0).span());
+        assertEquals("c", links.get(0).id());
+    }
+
+    @Test
+    void roundingIsHalfEvenOnTheExactBinaryValue() {
+        // 1.0005 is stored just below: it rounds down, where rounding 1000.5 (1.0005 * 1000) would go up
+        assertEquals(1.0, SpanResolver.round(1.0005, 3));
+        assertEquals(1001, Math.round(1.0005 * 1000));
+        assertEquals(0.125, SpanResolver.round(0.125, 3));
+        assertEquals(0.12, SpanResolver.round(0.125, 2)); // exactly half: to even
+        assertEquals(Double.NaN, SpanResolver.round(Double.NaN, 3));
+    }
+}
