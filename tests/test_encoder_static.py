@@ -26,7 +26,7 @@ KG = "tiny-fast"
 EDGES = [
     "x [PAD] y [UNK] z",
     "a" * 150 + " film",
-    " ".join(["kismet"] * 700),
+    " ".join(["kismet"] * 560),  # past the encoder's 256 tokens, within the procedures' 4,000 characters
     "film " * 800,
     "🎬🎬",
 ]

@@ -132,8 +132,8 @@ def test_cli_errors_are_one_line(neo4j_env: dict[str, str], tmp_path: Path) -> N
     )
     assert unknown.returncode == 1
     assert unknown.stderr.strip().splitlines()[-1].startswith("kgqa: error: unknown method 'nosuch'")
-    no_dev = run_kgqa("eval", "webqsp", "--split", "dev")
-    assert no_dev.returncode == 1 and "only a test split" in no_dev.stderr
+    no_dev = run_kgqa("eval", "cwq", "--split", "dev")
+    assert no_dev.returncode == 1 and "cwq has no dev split here" in no_dev.stderr
     no_kg = run_kgqa(
         "eval",
         "metaqa",

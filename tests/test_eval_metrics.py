@@ -354,7 +354,7 @@ def test_metaqa_reader_aligns_types_and_relation_paths_and_follows_them_to_gold_
     assert sample_indices(5, None, 0) == [0, 1, 2, 3, 4]
     assert [q.hops for q in load_dataset("metaqa", "dev", MINI_METAQA, hops=[2]).questions] == [2, 2]
     with pytest.raises(KgqaError, match="no 'dev' split"):
-        load_dataset("webqsp", "dev")
+        load_dataset("cwq", "dev")
     with pytest.raises(KgqaError, match="not found"):
         load_dataset("metaqa", "dev", FIXTURES / "nowhere")
 

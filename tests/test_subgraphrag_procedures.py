@@ -445,7 +445,7 @@ def test_retrieve_errors_are_clear(driver, tiny_kg, linear_model, models_dir) ->
         driver, call, {"q": "who directed [Kismet]", "config": {**base, "model": "no-such-model"}}
     )
     assert f"no SubgraphRAG model 'no-such-model' in {models_dir / 'subgraphrag'}" in message
-    assert "train one with `kgqa train subgraphrag`" in message
+    assert "`kgqa train subgraphrag --kg" in message
     assert "config.k must be > 0, got 0" in _error(
         driver, call, {"q": "who directed [Kismet]", "config": {**base, "k": 0}}
     )

@@ -12,15 +12,23 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kgqa.core.chains import Chain
 from kgqa.graph.cypher import render
 from neo4j import Driver, RoutingControl
 from tqdm import tqdm
 
-if TYPE_CHECKING:
-    from kgqa.training.questions import LabelledQuestion
+
+class LabelledQuestion(Protocol):
+    """What chain inference reads of a question (:class:`kgqa.training.questions.LabelledQuestion` has it)."""
+
+    @property
+    def topic_ids(self) -> tuple[str, ...]: ...
+
+    @property
+    def answer_ids(self) -> tuple[str, ...]: ...
+
 
 MAX_HOPS = 2  # three-step walks from a hub are costly, and labelled questions rarely need them unsaid
 MIN_F1 = 0.2
