@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from kgqa.core.limits import ROW_CAP
 from kgqa.core.types import LinkedEntity, Triplet
 from kgqa.graph.cypher import render
 from kgqa.graph.kg import kg_embedding_model
 from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, HopPredictor, SubgraphRagRetriever, embed_question
 from neo4j import Driver, RoutingControl
 
-DEFAULT_MAX_CANDIDATES = 20000
+DEFAULT_MAX_CANDIDATES = ROW_CAP
 
 COSINE_QUERY = render("subgraphrag/cosine")
 

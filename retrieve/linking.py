@@ -13,11 +13,12 @@ The question travels as a query parameter, never as query text.
 
 from __future__ import annotations
 
+from kgqa.core.limits import LINKED_ENTITIES
 from kgqa.core.types import LinkedEntity
 from kgqa.graph.cypher import render
 from neo4j import Driver, RoutingControl
 
-DEFAULT_MAX_ENTITIES = 3
+DEFAULT_MAX_ENTITIES = LINKED_ENTITIES
 
 
 def link_entities(

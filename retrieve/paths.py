@@ -11,11 +11,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kgqa.core.limits import ROW_CAP
 from kgqa.core.types import Triplet
 from kgqa.graph.cypher import render
 from neo4j import Driver, RoutingControl
 
-DEFAULT_MAX_PATHS = 20_000  # LIMIT guard of the template, per question
+DEFAULT_MAX_PATHS = ROW_CAP  # LIMIT guard of the template, per question
 # Relationship types go into the query text in backticks (they come from the KG's own models, never from
 # input); a name with a backtick could close them.
 _RELATIONSHIP_TYPE = re.compile(r"^[^`\x00-\x1f]+$")

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from kgqa.core.config import kgqa_home
 from kgqa.core.errors import KgqaError
+from kgqa.core.limits import ROW_CAP
 from kgqa.graph.cypher import render
 from neo4j import Driver
 from scipy import sparse
@@ -34,7 +35,7 @@ from scipy import sparse
 EMBEDDING_DIM = 384
 DDE_ROUNDS_FORWARD = 2
 DDE_ROUNDS_REVERSE = 2
-DEFAULT_MAX_CANDIDATES = 20000
+DEFAULT_MAX_CANDIDATES = ROW_CAP
 
 
 @dataclass(frozen=True)

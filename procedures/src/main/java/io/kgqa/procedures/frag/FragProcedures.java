@@ -2,7 +2,7 @@ package io.kgqa.procedures.frag;
 
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
-import io.kgqa.procedures.util.TopicEntities;
+import io.kgqa.procedures.linking.TopicEntities;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

@@ -1,11 +1,12 @@
 package io.kgqa.procedures.gsr;
 
-import io.kgqa.procedures.linking.EntityLinker;
+import io.kgqa.procedures.linking.TopicEntities;
 import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
+import io.kgqa.procedures.util.Limits;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TextLimits;
 import java.util.ArrayList;
@@ -34,10 +35,8 @@ public class GsrProcedures {
     public static final int MAX_BEAMS = 100;
     /** Chains that reach something, as GSR keeps. */
     public static final int DEFAULT_KEEP = 3;
-    /** Row guard per chain, as SG-RAG's path template has. */
-    public static final int DEFAULT_MAX_PATHS = 20_000;
-    /** Topic entities the linker may return, as {@code kgqa ask} links. */
-    static final int LINKED_ENTITIES = 3;
+    /** The most paths per chain a caller may ask for (config.maxPaths; the default is Limits.ROW_CAP). */
+    public static final int LIMIT_MAX_PATHS = 10_000_000;
 
     private static final Set<String> CHAIN_KEYS = Set.of("kg", "model", "beams", "topicEntities", "topicSpans");
     private static final Set<String> RETRIEVE_KEYS = Set.of("kg", "model", "beams", "topicEntities", "topicSpans",
@@ -108,14 +107,11 @@ public class GsrProcedures {
         }
     }
 
-    /** The topic entities and the words they were named by. */
-    private record Topics(List<Node> nodes, List<String> spans) {
-    }
-
     @Procedure(name = "kgqa.gsr.chains", mode = Mode.READ)
     @Description("kgqa.gsr.chains(question :: STRING, config = {} :: MAP) :: (rank, chain, score, maskedQuestion)"
             + " - GSR's relation chains for a question, best first: the topic entity's words are replaced by [MASK]"
-            + " (a [bracketed] name, else config.topicSpans, else the words kgqa.link.entities links) and a trained"
+            + " (a [bracketed] name, else config.topicSpans, else the words kgqa.link.entities links; a question in"
+            + " which no entity is found is refused) and a trained"
             + " encoder-decoder (ONNX Runtime) writes chains of relation tokens by beam search. chain is a list of"
             + " [relation, direction], direction 'out' along the KG's triples or 'in' against them; score is the"
             + " chain's log-probability. config: kg (default: the only or latest KG; its model and its entities), model"
@@ -153,9 +149,10 @@ public class GsrProcedures {
             + " first, are walked from the topic entities (each step along or against its relationship type, a"
             + " relationship at most once per path, never back to the topic entity); chains that reach nothing are"
             + " dropped and the first config.keep (default 3) that reach something stream one row per path, with"
-            + " the path's triplets [head, relation, tail] in the KG's own direction. A question with no linked"
-            + " entity streams nothing. config: kg, model, beams (default 10), topicEntities, topicSpans as for"
-            + " kgqa.gsr.chains; keep (default 3); maxPaths (default 20000 paths per chain); allChains (default"
+            + " the path's triplets [head, relation, tail] in the KG's own direction. A question in which no"
+            + " entity is found is refused in one line, as every kgqa retriever refuses it. config: kg, model,"
+            + " beams (default 10), topicEntities, topicSpans as for kgqa.gsr.chains; keep (default 3); maxPaths"
+            + " (default " + Limits.ROW_CAP + " paths per chain); allChains (default"
             + " false; true: every other generated chain too, as one row with no answer and no triplets, so that a"
             + " caller sees what the model proposed).")
     public Stream<PathRow> retrieve(
@@ -165,15 +162,12 @@ public class GsrProcedures {
         Options options = new Options(config, "config", RETRIEVE_KEYS);
         int beams = options.integer("beams", DEFAULT_BEAMS, 1, MAX_BEAMS);
         int keep = options.integer("keep", DEFAULT_KEEP, 1, MAX_BEAMS);
-        ChainWalker walker = new ChainWalker(options.integer("maxPaths", DEFAULT_MAX_PATHS, 1, 10_000_000));
+        ChainWalker walker = new ChainWalker(options.integer("maxPaths", Limits.ROW_CAP, 1, LIMIT_MAX_PATHS));
         String modelName = options.string("model", null);
         String kg = KnowledgeGraphs.fromConfig(tx, options);
         Onnx.requireRuntime();
         try (ModelCache.Lease<ChainModel> model = ChainModel.acquire(ModelsDir.Ref.of("gsr", "GSR model", modelName, kg))) {
-            Topics topics = topics(question, options, kg);
-            if (topics.nodes().isEmpty()) {
-                return Stream.empty();
-            }
+            TopicEntities.Topics topics = topics(question, options, kg);
             String masked = QuestionMasking.masked(question, topics.spans());
             List<PathRow> rows = new ArrayList<>();
             int kept = 0;
@@ -197,23 +191,9 @@ public class GsrProcedures {
         }
     }
 
-    private Topics topics(String question, Options options, String kg) {
-        EntityLinker linker = new EntityLinker(tx, kg, log);
-        List<String> given = options.strings("topicEntities");
-        List<String> spans = options.strings("topicSpans");
-        if (given == null) {
-            List<Node> nodes = new ArrayList<>();
-            List<String> linkedSpans = new ArrayList<>();
-            for (EntityLinker.Link link : linker.link(question, LINKED_ENTITIES)) {
-                nodes.add(link.node());
-                linkedSpans.add(link.span());
-            }
-            return new Topics(nodes, spans != null ? spans : linkedSpans);
-        }
-        if (given.isEmpty()) {
-            throw new BadArgumentException("config.topicEntities must not be empty (omit it to link the question)");
-        }
-        return new Topics(linker.resolveExplicit(given, "config.topicEntities"), spans != null ? spans : given);
+    private TopicEntities.Topics topics(String question, Options options, String kg) {
+        return TopicEntities.resolve(tx, kg, log, question, options.strings("topicEntities"),
+                options.strings("topicSpans"));
     }
 
     private static void requireQuestion(String question) {

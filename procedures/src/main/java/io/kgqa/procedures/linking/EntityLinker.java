@@ -1,7 +1,6 @@
 package io.kgqa.procedures.linking;
 
 import io.kgqa.procedures.linking.LinkText.Token;
-import io.kgqa.procedures.util.BadArgumentException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -17,7 +16,7 @@ import org.neo4j.logging.Log;
 
 /**
  * Finds the topic entities of a question inside the database, scoped to one KG. The one linker of kgqa:
- * {@code kgqa.link.entities} streams its result and {@code kgqa.subgraphrag.retrieve} starts from it.
+ * {@code kgqa.link.entities} streams its result and every retriever starts from it through {@link TopicEntities}.
  *
  * <ol>
  *   <li>{@code [brackets]} (MetaQA style) are honoured: the bracketed text is looked up by exact name, then by
@@ -39,7 +38,7 @@ import org.neo4j.logging.Log;
  *
  * <p>Every user string reaches the database as a parameter; the Lucene query is built from escaped words.
  *
- * <p>{@link #resolveExplicit} resolves names or ids given by the caller ({@code config.topicEntities}).
+ * <p>{@link #named} resolves names or ids given by the caller ({@code config.topicEntities}).
  */
 public final class EntityLinker {
 
@@ -199,32 +198,11 @@ public final class EntityLinker {
     // -------------------------------------------------------------------------------------- explicit names
 
     /**
-     * Resolves names or ids given by the caller: exact id, exact name, then a name equal up to case,
-     * accents and punctuation (through the full-text index).
-     *
-     * @param where the argument named in errors, e.g. {@code config.topicEntities}
-     * @throws IllegalArgumentException naming {@code where[i]} for a text that matches no entity
+     * The entities a caller means by {@code text} ({@code config.topicEntities}, see {@link TopicEntities}): the
+     * entity with that id, else those of that exact name, else those whose name equals it up to case, accents
+     * and punctuation (through the full-text index); empty when none.
      */
-    public List<Node> resolveExplicit(List<String> texts, String where) {
-        List<Node> found = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < texts.size(); i++) {
-            String text = texts.get(i);
-            List<Node> nodes = resolveOne(text);
-            if (nodes.isEmpty()) {
-                throw new BadArgumentException(where + "[" + i + "]: no entity with id or name '" + text
-                        + "' in KG '" + kg + "'");
-            }
-            for (Node node : nodes) {
-                if (seen.add(node.getElementId())) {
-                    found.add(node);
-                }
-            }
-        }
-        return found;
-    }
-
-    private List<Node> resolveOne(String text) {
+    public List<Node> named(String text) {
         List<Node> byId = index.find("id", text, 1);
         if (!byId.isEmpty()) {
             return byId;

@@ -2,6 +2,7 @@ package io.kgqa.procedures.linking;
 
 import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
+import io.kgqa.procedures.util.Limits;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TextLimits;
 import java.util.Map;
@@ -17,9 +18,6 @@ import org.neo4j.procedure.Procedure;
 
 /** The {@code kgqa.link.*} namespace: entity linking inside the database (the algorithm is {@link EntityLinker}). */
 public class LinkingProcedures {
-
-    public static final int DEFAULT_MAX_ENTITIES = 3;
-    public static final int LIMIT_MAX_ENTITIES = 20;
 
     private static final Set<String> ENTITIES_KEYS = Set.of("kg", "maxEntities", "secondaryRatio");
 
@@ -65,7 +63,8 @@ public class LinkingProcedures {
             + " candidate is scored in [0, 1] (exact over fuzzy, longer over shorter, names over question words,"
             + " capitals) and overlapping spans are resolved best first. how is bracket, exact, singular,"
             + " fulltext, fuzzy, partial or vector; span the words linked. config: kg (default: the only or most"
-            + " recently loaded complete KG); maxEntities (default 3, between 1 and 20: spans of the question;"
+            + " recently loaded complete KG); maxEntities (default " + Limits.LINKED_ENTITIES + ", between 1 and "
+            + Limits.MAX_LINKED_ENTITIES + ": spans of the question;"
             + " entities of one name on one span share a place); secondaryRatio (default 0.75: an entity after"
             + " the first is kept only when it scores at least this share of the best, unless it is a number, a"
             + " value many facts share said exactly, or a name typed with its capitals; 0 keeps every one, as a"
@@ -75,7 +74,7 @@ public class LinkingProcedures {
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
         TextLimits.question(question, "question");
         Options options = new Options(config, "config", ENTITIES_KEYS);
-        int maxEntities = options.integer("maxEntities", DEFAULT_MAX_ENTITIES, 1, LIMIT_MAX_ENTITIES);
+        int maxEntities = options.integer("maxEntities", Limits.LINKED_ENTITIES, 1, Limits.MAX_LINKED_ENTITIES);
         if (question == null) {
             throw new BadArgumentException("question must be a string, got null");
         }

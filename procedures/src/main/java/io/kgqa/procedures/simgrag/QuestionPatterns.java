@@ -1,6 +1,6 @@
 package io.kgqa.procedures.simgrag;
 
-import io.kgqa.procedures.linking.EntityLinker;
+import io.kgqa.procedures.linking.TopicEntities;
 import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import java.util.ArrayList;
@@ -15,17 +15,14 @@ import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.ResourceIterator;
 import org.neo4j.graphdb.Transaction;
-import org.neo4j.logging.Log;
 
 /**
- * A question's offline pattern in one KG: its entities linked by {@link EntityLinker} (the linker every road
- * uses), then {@link OfflinePatternBuilder}. The relation vocabulary of a KG is embedded once per load and kept
- * in a deliberate, thread-safe cache keyed by the KG's name and load time.
+ * A question's offline pattern in one KG: its topic entities (from {@link TopicEntities}, the resolver every
+ * road uses) and the numbers in it that name entities, then {@link OfflinePatternBuilder}. The relation
+ * vocabulary of a KG is embedded once per load and kept in a deliberate, thread-safe cache keyed by the KG's
+ * name and load time.
  */
 public final class QuestionPatterns {
-
-    /** The entities a question links to by default (as kgqa.link.entities gives them). */
-    public static final int LINKED_ENTITIES = 3;
 
     private static final Label RELATION = Label.label("Relation");
     private static final Label ENTITY = Label.label("Entity");
@@ -49,46 +46,24 @@ public final class QuestionPatterns {
     }
 
     /**
-     * @param topicEntities names or ids of the question's entities, instead of linking it (null: link)
-     * @param topicSpans with topicEntities, the words of the question each was linked from (null: unknown)
+     * @param topics the question's entities ({@link TopicEntities#resolve}), each with the words that name it
+     * @param literals whether numbers of the question that name entities become known nodes too: off when the
+     *     caller named the entities without their words, since then which numbers they cover is unknown
      * @param bridge add a hop when an entity has no relationship of its first relation (off for claims, whose
      *     relation must hold of the entity itself)
      */
-    public static QuestionPattern build(Transaction tx, String kg, String question, List<String> topicEntities,
-                                        List<String> topicSpans, boolean bridge, Log log) {
-        if (question == null || question.isBlank()) {
-            throw new BadArgumentException("question must not be empty");
-        }
-        EntityLinker linker = new EntityLinker(tx, kg, log);
+    public static QuestionPattern build(Transaction tx, String kg, String question, List<TopicEntities.Topic> topics,
+                                        boolean literals, boolean bridge) {
         List<OfflinePatternBuilder.Entity> entities = new ArrayList<>();
         Map<String, List<Node>> pins = new HashMap<>();
         Map<String, String> ids = new LinkedHashMap<>();
-        if (topicEntities != null) {
-            if (topicEntities.isEmpty()) {
-                throw new BadArgumentException("config.topicEntities must not be empty (omit it to link the question)");
-            }
-            if (topicSpans != null && topicSpans.size() != topicEntities.size()) {
-                throw new BadArgumentException("config.topicSpans must have one span per topic entity ("
-                        + topicEntities.size() + "), got " + topicSpans.size());
-            }
-            List<Node> nodes = linker.resolveExplicit(topicEntities, "config.topicEntities");
-            List<EntityLinker.Link> given = new ArrayList<>();
-            for (int i = 0; i < nodes.size(); i++) {
-                String span = topicSpans != null ? topicSpans.get(i) : topicEntities.get(i);
-                given.add(new EntityLinker.Link(nodes.get(i), "", "", 1.0, "given", span));
-            }
-            addLinks(given, entities, pins, ids);
-            if (topicSpans != null) {
-                addLiterals(tx, kg, question, entities, pins, ids);
-            }
-        } else {
-            addLinks(linker.link(question, LINKED_ENTITIES), entities, pins, ids);
+        addTopics(topics, entities, pins, ids);
+        if (literals) {
             addLiterals(tx, kg, question, entities, pins, ids);
         }
         RelationMentions vocabulary = vocabulary(tx, kg);
-        List<OfflinePatternBuilder.Entity> finalEntities = entities;
         OfflinePatternBuilder.Built built = new OfflinePatternBuilder(vocabulary).build(question, entities,
-                (i, relation) -> !bridge || pins.get(finalEntities.get(i).node()).stream().anyMatch(n -> has(n, relation)));
+                (i, relation) -> !bridge || pins.get(entities.get(i).node()).stream().anyMatch(n -> has(n, relation)));
         return new QuestionPattern(built, pins, ids);
     }
 
@@ -100,23 +75,21 @@ public final class QuestionPatterns {
     }
 
     /** Entities linked from the same words (a person and the tag named after them) become one pattern node. */
-    private static void addLinks(List<EntityLinker.Link> links, List<OfflinePatternBuilder.Entity> entities,
-                                 Map<String, List<Node>> pins, Map<String, String> ids) {
-        {
-            Map<String, Integer> bySpan = new HashMap<>();
-            for (EntityLinker.Link link : links) {
-                String span = link.span().strip().toLowerCase(java.util.Locale.ROOT);
-                Integer at = bySpan.get(span);
-                if (at != null) {
-                    String node = entities.get(at).node();
-                    List<Node> alternatives = new ArrayList<>(pins.get(node));
-                    alternatives.add(link.node());
-                    pins.put(node, alternatives);
-                    continue;
-                }
-                bySpan.put(span, entities.size());
-                add(entities, pins, ids, link.node(), link.span());
+    private static void addTopics(List<TopicEntities.Topic> topics, List<OfflinePatternBuilder.Entity> entities,
+                                  Map<String, List<Node>> pins, Map<String, String> ids) {
+        Map<String, Integer> bySpan = new HashMap<>();
+        for (TopicEntities.Topic topic : topics) {
+            String span = topic.span().strip().toLowerCase(java.util.Locale.ROOT);
+            Integer at = bySpan.get(span);
+            if (at != null) {
+                String node = entities.get(at).node();
+                List<Node> alternatives = new ArrayList<>(pins.get(node));
+                alternatives.add(topic.node());
+                pins.put(node, alternatives);
+                continue;
             }
+            bySpan.put(span, entities.size());
+            add(entities, pins, ids, topic.node(), topic.span());
         }
     }
 
@@ -144,7 +117,7 @@ public final class QuestionPatterns {
         java.util.regex.Matcher m = NUMBER.matcher(question);
         while (m.find()) {
             String number = m.group();
-            boolean covered = entities.stream().anyMatch(e -> OfflinePatternBuilder.words(e.span()).contains(number));
+            boolean covered = entities.stream().anyMatch(e -> PatternTokens.words(e.span()).contains(number));
             if (covered || pins.containsKey(number)) {
                 continue;
             }

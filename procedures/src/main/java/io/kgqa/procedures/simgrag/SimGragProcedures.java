@@ -1,5 +1,7 @@
 package io.kgqa.procedures.simgrag;
 
+import io.kgqa.procedures.linking.TopicEntities;
+import io.kgqa.procedures.util.BadArgumentException;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TextLimits;
@@ -163,8 +165,9 @@ public class SimGragProcedures {
     @Procedure(name = "kgqa.simgrag.pattern", mode = Mode.READ)
     @Description("kgqa.simgrag.pattern(question :: STRING, config = {} :: MAP) :: (edges, answer, entities, notes)"
             + " - the SimGRAG pattern graph of a question, built without an LLM for any loaded KG: the entities"
-            + " kgqa.link.entities links are the known nodes, the question's words that name a relation of the KG"
-            + " (embedding similarity to the relation texts, or a shared stem) are the edges, chained from the"
+            + " kgqa.link.entities links are the known nodes (a question in which none is found is refused), the"
+            + " question's words that name a relation of the KG (embedding similarity to the relation texts, or a"
+            + " shared stem) are the edges, chained from the"
             + " entity in the order English attaches them, with sharing words (share, same, co-, also) making a"
             + " round trip; answer is the node asked for. config: kg (default: the only or latest KG);"
             + " topicEntities (names or ids instead of linking); topicSpans (with topicEntities: the words each"
@@ -177,8 +180,13 @@ public class SimGragProcedures {
         TextLimits.question(question, "question");
         Options options = new Options(config, "config", Set.of("kg", "topicEntities", "topicSpans", "bridge"));
         String kg = KnowledgeGraphs.fromConfig(tx, options);
-        return Stream.of(new PatternRow(QuestionPatterns.build(tx, kg, question, options.strings("topicEntities"),
-                options.strings("topicSpans"), options.bool("bridge", true), log)));
+        List<String> given = options.strings("topicEntities");
+        List<String> spans = options.strings("topicSpans");
+        boolean bridge = options.bool("bridge", true);
+        requireQuestion(question);
+        List<TopicEntities.Topic> topics = TopicEntities.resolve(tx, kg, log, question, given, spans).entities();
+        return Stream.of(new PatternRow(QuestionPatterns.build(tx, kg, question, topics, literals(given, spans),
+                bridge)));
     }
 
     @Procedure(name = "kgqa.simgrag.retrieve", mode = Mode.READ)
@@ -202,15 +210,18 @@ public class SimGragProcedures {
         keys.add("bridge");
         Options options = new Options(config, "config", keys);
         String kg = KnowledgeGraphs.fromConfig(tx, options);
-        List<String> topics = options.strings("topicEntities");
+        List<String> given = options.strings("topicEntities");
         List<String> spans = options.strings("topicSpans");
         SimGragSearch.Settings settings = settings(options);
         int maxEdges = options.integer("maxEdges", DEFAULT_MAX_EDGES, 1, 64);
+        boolean bridge = options.bool("bridge", true);
+        requireQuestion(question);
+        List<TopicEntities.Topic> topics = TopicEntities.resolve(tx, kg, log, question, given, spans).entities();
         // An entity linked by mistake ("camera" in "who was behind the camera on Renoir") can make the pattern
         // unmatchable; then the least confident entity (the last one) is dropped and the question tried again.
         while (true) {
-            QuestionPatterns.QuestionPattern built = QuestionPatterns.build(tx, kg, question, topics, spans,
-                    options.bool("bridge", true), log);
+            QuestionPatterns.QuestionPattern built = QuestionPatterns.build(tx, kg, question, topics,
+                    literals(given, spans), bridge);
             PatternGraph graph = PatternGraph.of(built.built().edges(), maxEdges);
             List<List<String>> edges = new PatternRow(built).edges;
             String answer = built.built().answer();
@@ -223,23 +234,24 @@ public class SimGragProcedures {
                 return longer.matches().stream()
                         .map(m -> new RetrieveRow(new MatchRow(m, longer.graph()), answer, longerEdges));
             }
-            if (!matches.isEmpty() || built.entityIds().size() <= 1) {
+            if (!matches.isEmpty() || built.entityIds().size() <= 1 || topics.size() <= 1) {
                 return matches.stream().map(m -> new RetrieveRow(new MatchRow(m, graph), answer, edges));
             }
-            if (topics == null) {
-                topics = new ArrayList<>();
-                spans = new ArrayList<>();
-                for (io.kgqa.procedures.linking.EntityLinker.Link link : new io.kgqa.procedures.linking.EntityLinker(
-                        tx, kg, log).link(question, QuestionPatterns.LINKED_ENTITIES)) {
-                    topics.add(link.id());
-                    spans.add(link.span());
-                }
-            }
-            if (topics.size() <= 1) {
-                return Stream.empty();
-            }
             topics = topics.subList(0, topics.size() - 1);
-            spans = spans == null ? null : spans.subList(0, topics.size());
+        }
+    }
+
+    /**
+     * Numbers of the question that name entities join the pattern unless the caller named the entities without
+     * the words that name them: then which numbers those words cover is unknown.
+     */
+    private static boolean literals(List<String> given, List<String> spans) {
+        return given == null || spans != null;
+    }
+
+    private static void requireQuestion(String question) {
+        if (question == null || question.isBlank()) {
+            throw new BadArgumentException("question must not be empty");
         }
     }
 

@@ -1,5 +1,6 @@
 package io.kgqa.procedures.subgraphrag;
 
+import io.kgqa.procedures.util.BadArgumentException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -11,6 +12,7 @@ import org.neo4j.graphdb.Direction;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Relationship;
+import org.neo4j.logging.Log;
 
 /**
  * The candidate triples of one question: every relationship within {@code hops} undirected hops of
@@ -140,6 +142,31 @@ public final class CandidateSubgraph {
         int count = relationships.size();
         return new CandidateSubgraph(nodes, Arrays.copyOf(distance, nodes.size()), topic,
                 Arrays.copyOf(heads, count), Arrays.copyOf(tails, count), relationships, truncated);
+    }
+
+    /**
+     * {@link #collect}, with the cap enforced as the caller chose: a cut subgraph is an error with {@code
+     * failOnTruncation}, else a warning in the server's log (a retriever should still answer from the nearest
+     * triples; a caller who counts on every triple asks to be told).
+     *
+     * @param log where the warning goes; may be null
+     */
+    public static CandidateSubgraph collect(String kg, List<Node> topics, int hops, int maxCandidates,
+                                            boolean failOnTruncation, Log log) {
+        CandidateSubgraph subgraph = collect(kg, topics, hops, maxCandidates);
+        if (subgraph.truncated) {
+            String message = "more than " + maxCandidates + " candidate triples within " + hops + " hops of "
+                    + topics.size() + " topic entities in KG '" + kg + "'";
+            if (failOnTruncation) {
+                throw new BadArgumentException("config.maxCandidates: " + message
+                        + "; raise maxCandidates or lower hops");
+            }
+            if (log != null) {
+                log.warn("kgqa.subgraphrag: " + message + "; kept the first " + maxCandidates
+                        + " in breadth-first order (config.maxCandidates)");
+            }
+        }
+        return subgraph;
     }
 
     /** Entity DDE codes of this subgraph's nodes. */

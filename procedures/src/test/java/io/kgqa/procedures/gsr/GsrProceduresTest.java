@@ -116,8 +116,14 @@ class GsrProceduresTest {
     }
 
     @Test
-    void aQuestionWithoutALinkedEntityStreamsNothing() {
-        assertEquals(List.of(), call("retrieve", "what is the meaning of life", Map.of("model", "tiny", "kg", "test")));
+    void aQuestionWithoutALinkedEntityIsRefusedAsEveryRetrieverRefusesIt() {
+        String refused = "question: no topic entity of KG 'test' found in 'what is the meaning of life'; mark it"
+                + " with [brackets] or pass config.topicEntities";
+        assertEquals(refused, error("retrieve", "what is the meaning of life", Map.of("model", "tiny", "kg", "test")));
+        // chains masks the linked words, so it needs them too; a bracket or topicSpans names them instead
+        assertEquals(refused, error("chains", "what is the meaning of life", Map.of("model", "tiny", "kg", "test")));
+        assertEquals(4, call("chains", "what is the meaning of life",
+                Map.of("model", "tiny", "kg", "test", "topicSpans", List.of("life"), "beams", 4)).size());
     }
 
     @Test

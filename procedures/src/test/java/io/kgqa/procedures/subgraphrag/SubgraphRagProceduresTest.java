@@ -282,7 +282,7 @@ class SubgraphRagProceduresTest {
     @Test
     void scoringByPartsInSeveralBatches() {
         // One head and more tails than a parts.onnx call takes: the later batches carry tails only.
-        int tails = ScorerModel.batchNodes(4 + 10) + 50; // tiny-mlp's entity rows: a 4-d embedding and a DDE of 10
+        int tails = PartsScorer.batchNodes(4 + 10) + 50; // tiny-mlp's entity rows: a 4-d embedding and a DDE of 10
         neo4j.database().executeTransactionally("""
                 CREATE (:KG {name: 'star', status: 'test'})
                 CREATE (hub:Entity {kg: 'star', id: 'Hub', name: 'Hub', embedding: [0.3, 0.1, 0.2, 0.4]})
