@@ -1,14 +1,20 @@
-"""Query-text classifiers: question -> MetaQA type (SG-RAG) and hop count / range (FRAG)."""
+"""Query-text classifiers: question -> relation chain (SG-RAG's template) and hop count / range (FRAG), and
+the paraphraser that rewords synthesised training questions (kgqa.training.wording)."""
 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
+from kgqa.core.chains import chain_key, parse_chain_key
 from kgqa.core.errors import ModelMissing
+from kgqa.learn.train_all import split_labelled
 from kgqa.models import registry
+from kgqa.models.kg_models import read_profile
 from kgqa.models.question_classifiers import (
+    FORMAT_VERSION,
     PLACEHOLDER,
     QuestionClassifiers,
     hop_range,
@@ -16,6 +22,8 @@ from kgqa.models.question_classifiers import (
     mask_question,
 )
 from kgqa.training.question_classifiers import train_question_classifiers
+from kgqa.training.questions import LabelledQuestion, read_raw
+from kgqa.training.wording import Paraphraser, word_question
 
 
 def test_mask_question() -> None:
@@ -32,9 +40,10 @@ def test_hop_range() -> None:
 
 
 @pytest.fixture(scope="module")
-def classifiers(question_classifiers: Path) -> QuestionClassifiers:
-    del question_classifiers  # installed in the test home by the session fixture
-    return registry.question_classifiers()
+def classifiers(metaqa_models: str, question_classifiers: Path) -> QuestionClassifiers:
+    """KG ``metaqa``'s own classifiers, as query time loads them (installed by the session fixtures)."""
+    assert (question_classifiers / "metadata.json").is_file()
+    return registry.question_classifiers(metaqa_models)
 
 
 def test_a_missing_model_is_one_line_naming_the_command(
@@ -42,45 +51,54 @@ def test_a_missing_model_is_one_line_naming_the_command(
 ) -> None:
     monkeypatch.setenv("KGQA_HOME", str(tmp_path))
     with pytest.raises(ModelMissing) as info:
-        registry.question_classifiers()
+        registry.question_classifiers("metaqa")
     message = str(info.value)
-    assert "`kgqa train classifiers`" in message and str(tmp_path) in message and "\n" not in message
-    (tmp_path / "models" / "question_classifiers").mkdir(parents=True)
-    (tmp_path / "models" / "question_classifiers" / "metadata.json").write_text('{"format_version": 0}')
+    assert "`kgqa train all --kg metaqa`" in message and str(tmp_path) in message and "\n" not in message
+    folder = tmp_path / "models" / "kgs" / "metaqa" / "classifiers"
+    folder.mkdir(parents=True)
+    (folder / "metadata.json").write_text('{"format_version": 0}')
     with pytest.raises(ModelMissing, match="no usable question classifier"):
-        registry.question_classifiers()
+        registry.question_classifiers("metaqa")
 
 
 @pytest.mark.parametrize(
-    ("question", "qtype"),
+    ("question", "chain"),
     [
-        ("who directed [Titanic]", "movie_to_director"),
-        ("what movies did [Tom Hanks] act in", "actor_to_movie"),
-        ("what genre is [Kismet]", "movie_to_genre"),
-        ("which films can be described by [time travel]", "tag_to_movie"),
-        ("who are the co-stars of [Lee Pace]", "actor_to_movie_to_actor"),
-        ("when were the movies directed by [Sam Mendes] released", "director_to_movie_to_year"),
+        ("who directed [Titanic]", "directed_by>"),
+        ("what movies did [Tom Hanks] act in", "starred_actors<"),
+        ("what genre is [Kismet]", "has_genre>"),
+        ("which films can be described by [time travel]", "has_tags<"),
+        ("who are the co-stars of [Lee Pace]", "starred_actors<|starred_actors>"),
+        ("when were the movies directed by [Sam Mendes] released", "directed_by<|release_year>"),
         (
             "the films that share actors with the film [Creepshow] were in which languages",
-            "movie_to_actor_to_movie_to_language",
+            "starred_actors>|starred_actors<|in_language>",
         ),
         (
             "who wrote the films directed by the director of [Black Snake Moan]",
-            "movie_to_director_to_movie_to_writer",
+            "directed_by>|directed_by<|written_by>",
         ),
     ],
 )
-def test_qtype_sanity(classifiers: QuestionClassifiers, question: str, qtype: str) -> None:
-    prediction = classifiers.predict_qtype(question)
-    assert prediction.qtype == qtype, prediction.ranked
-    assert prediction.hops == qtype.count("_to_")
-    assert prediction.ranked[0][0] == qtype and len(prediction.ranked) == 5
+def test_chain_sanity(classifiers: QuestionClassifiers, question: str, chain: str) -> None:
+    prediction = classifiers.predict_chain(question)
+    assert prediction.chain == chain, prediction.ranked
+    assert prediction.steps == parse_chain_key(chain) and prediction.hops == chain.count("|") + 1
+    assert prediction.ranked[0][0] == chain and len(prediction.ranked) == 5
+    assert [score for _c, score in prediction.ranked] == sorted(
+        (s for _c, s in prediction.ranked), reverse=True
+    )
 
 
 def test_without_brackets_the_linked_span_is_masked(classifiers: QuestionClassifiers) -> None:
-    assert classifiers.predict_qtype("who directed Titanic", ["Titanic"]).qtype == "movie_to_director"
-    prediction = classifiers.predict_qtype("what movies did tom hanks act in", ["Tom Hanks"])
-    assert prediction.qtype == "actor_to_movie"
+    assert classifiers.predict_chain("who directed Titanic", ["Titanic"]).chain == "directed_by>"
+    prediction = classifiers.predict_chain("what movies did tom hanks act in", ["Tom Hanks"])
+    assert prediction.chain == "starred_actors<"
+    # The span is masked: the classifier reads exactly what it reads for the bracketed question (the same
+    # margins), and not what it reads for the question with the name left in.
+    bracketed = classifiers.predict_chain("what movies did [Tom Hanks] act in")
+    assert prediction.ranked == bracketed.ranked
+    assert classifiers.predict_chain("what movies did tom hanks act in").ranked != bracketed.ranked
 
 
 @pytest.mark.parametrize(
@@ -97,56 +115,91 @@ def test_hops_and_range(classifiers: QuestionClassifiers, question: str, hops: i
     assert prediction.hop_range == ("complex" if hops == 3 else "simple")
 
 
-def test_saved_metadata_is_honest(classifiers: QuestionClassifiers) -> None:
+def test_saved_metadata_is_honest(metaqa_models: str, classifiers: QuestionClassifiers) -> None:
     meta = classifiers.metadata
     assert isinstance(meta["seed"], int)
-    assert meta["data_files"] and not any("test" in name for name in meta["data_files"])
-    assert all(len(digest) == 64 for digest in meta["data_files"].values())
-    assert meta["holdout"]["patterns_held_out"] > 0
-    assert meta["holdout"]["vanilla"]["qtype_accuracy_masked"] > 0.9
-    assert meta["holdout"]["vanilla"]["hop_range_accuracy_masked"] > 0.95
-    assert len(meta["qtypes"]) == 49
+    assert meta["format_version"] == FORMAT_VERSION and meta["sklearn_version"]
+    # What the KG's models learned from: its dev question files, never a test split.
+    profile = read_profile(metaqa_models)
+    assert profile is not None and profile.questions
+    assert not any("test" in Path(name).name for name in profile.questions)
+    # The classes are the chains MetaQA's questions walk: its 49 question types.
+    assert meta["chains"] == len(classifiers.chains) == 49
+    assert sorted(int(h) for h in classifiers.hop_svm.classes_) == [1, 2, 3]
+    validation = meta["validation"]  # wordings held out of the first fit
+    assert 0 < validation["questions"] < meta["questions"]
+    assert validation["chain_accuracy_masked"] > 0.9
+    assert validation["hop_range_accuracy_masked"] > 0.95
+
+
+def _dev_questions(shared_data: Path) -> list[LabelledQuestion]:
+    """MetaQA's 1- and 2-hop dev questions with their chains (BeamQA's files), topics named as written."""
+    folder = shared_data / "metaqa" / "with_relation_paths_beamqa"
+    out = []
+    for name in ("valid_1hop.txt", "valid_2hop.txt"):
+        for raw in read_raw(folder / name):
+            assert raw.chain is not None
+            out.append(LabelledQuestion(raw.text, raw.topics, raw.topics, raw.answers, raw.chain, raw.source))
+    return out
 
 
 def test_train_save_load_roundtrip(tmp_path: Path, shared_data: Path) -> None:
-    trained = train_question_classifiers(
-        data_root=shared_data / "metaqa", out_dir=tmp_path, seed=7, fills_per_pattern=0, use_ntm=False
-    )
+    questions = _dev_questions(shared_data)
+    training, validation, _route = split_labelled(questions, 0.0, 0.1, seed=7)
+    assert training and validation
+    trained = train_question_classifiers(training, validation, tmp_path, seed=7, fills=0)
     meta = json.loads((tmp_path / "metadata.json").read_text())
-    assert meta["seed"] == 7 and meta["use_ntm"] is False
+    assert meta == trained.metadata
+    assert meta["seed"] == 7 and meta["fills"] == 0 and meta["questions"] == len(questions)
+    # With no fills, each distinct masked wording of a chain is one example (every chain here is kept).
+    patterns = {(mask_question(q.text, q.topic_spans), chain_key(q.chain)) for q in questions if q.chain}
+    assert meta["chains"] == len({c for _p, c in patterns})
+    assert meta["training_examples"] == len(patterns)
+    assert meta["validation"]["questions"] == len(validation)
     loaded = load_question_classifiers(tmp_path)
     assert loaded is not None
-    questions = ["who directed [Titanic]", "what languages are the films directed by [Joel Zwick] in"]
-    before = [p.qtype for p in trained.predict_qtypes(questions)]
-    assert [p.qtype for p in loaded.predict_qtypes(questions)] == before
+    texts = ["who directed [Titanic]", "what languages are the films directed by [Joel Zwick] in"]
+    before = trained.predict_chains(texts)
+    assert [p.chain for p in before] == ["directed_by>", "directed_by<|in_language>"]
+    assert loaded.predict_chains(texts) == before
+    assert loaded.predict_hops_many(texts) == trained.predict_hops_many(texts)
     assert load_question_classifiers(tmp_path / "absent") is None
+    # saved by another scikit-learn: not used (the registry then names the training command)
+    meta["sklearn_version"] = "0.0"
+    (tmp_path / "metadata.json").write_text(json.dumps(meta))
+    assert load_question_classifiers(tmp_path) is None
 
 
-def test_paraphrases_reword_a_pattern_and_keep_the_entity_slot() -> None:
-    import random
+@pytest.fixture(scope="module")
+def paraphraser(neo4j_env: dict[str, str]) -> Paraphraser:
+    """The real paraphraser: the encoder's own vocabulary and embeddings (the test home's encoder)."""
+    from kgqa.models.encoder import embed, vocabulary
 
-    from kgqa.training.paraphrase import paraphrase
-
-    pattern = f"which person directed the movies starred by {PLACEHOLDER}"
-    rewrites = {paraphrase(pattern, random.Random(seed)) for seed in range(40)}
-    assert all(PLACEHOLDER in r for r in rewrites)
-    assert len(rewrites) > 20 and pattern in rewrites | {pattern}
-    assert any("pictures" in r or "films" in r or "flicks" in r for r in rewrites)
-    assert any("made" in r or "helmed" in r for r in rewrites)
-    assert paraphrase(pattern, random.Random(3)) == paraphrase(pattern, random.Random(3))
+    del neo4j_env  # KGQA_HOME is the test home, where the encoder is built
+    return Paraphraser(embed, vocabulary())
 
 
-def test_paraphrased_training_is_recorded(tmp_path: Path, shared_data: Path) -> None:
-    trained = train_question_classifiers(
-        data_root=shared_data / "metaqa",
-        out_dir=tmp_path,
-        seed=7,
-        fills_per_pattern=0,
-        use_ntm=False,
-        paraphrases_per_pattern=2,
-    )
-    assert trained.metadata["paraphrases_per_pattern"] == 2
-    assert trained.metadata["training_examples"] == 3 * trained.metadata["patterns"]
-    assert trained.predict_qtype("who made the pictures [Tom Hanks] appeared in").qtype == (
-        "actor_to_movie_to_director"
-    )
+def test_paraphrases_reword_relation_words_and_keep_the_topic(paraphraser: Paraphraser) -> None:
+    # Each word's neighbours are other words (another stem), at most `top`, and close in meaning.
+    assert "born" in paraphraser.neighbours("birth") and "wife" in paraphraser.neighbours("spouse")
+    for word in ("directed", "films", "starred", "written"):
+        found = paraphraser.neighbours(word)
+        assert 0 < len(found) <= paraphraser.top
+        assert all(o[:4] != word[:4] and word not in o and o not in word for o in found), (word, found)
+    # Function words and short words stay; the relation's words do not.
+    reworded = paraphraser("place of birth", random.Random(1)).split()
+    assert reworded[1] == "of" and reworded[0] != "place" and reworded[2] != "birth"
+    assert paraphraser("by", random.Random(1)) == "by"
+    # A synthesised question said in other words keeps its topic entity and drops the relation's own words.
+    chain = (("directed_by", "in"), ("starred_actors", "out"))
+    rewrites = {
+        word_question(chain, "Lee Pace", "who", random.Random(seed), "B", paraphraser).text
+        for seed in range(40)
+    }
+    assert all("lee pace" in r.lower() for r in rewrites)
+    assert not any(w in r.lower().split() for r in rewrites for w in ("directed", "starred", "actors"))
+    assert len(rewrites) > 20
+    plain = {word_question(chain, "Lee Pace", "who", random.Random(seed), "B").text for seed in range(40)}
+    assert all("directed" in r.lower() for r in plain)  # the same rng without the paraphraser
+    again = word_question(chain, "Lee Pace", "who", random.Random(3), "B", paraphraser)
+    assert again == word_question(chain, "Lee Pace", "who", random.Random(3), "B", paraphraser)

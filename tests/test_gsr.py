@@ -145,11 +145,14 @@ def test_bad_arguments_in_cypher(driver: Driver, metaqa_kg: str, gsr_model: str)
                 render("gsr/retrieve"), {"question": "who directed [Kismet]", "config": config}
             )
         assert reason in str(error.value.message) and "\n" not in str(error.value.message)
-    empty = driver.execute_query(
-        render("gsr/retrieve"),
-        {"question": "who directed it", "config": {"kg": metaqa_kg}},
-    ).records
-    assert empty == []
+    # A question in which no topic entity is found is refused, as every retriever refuses it (TopicEntities).
+    with pytest.raises(ClientError) as error:
+        driver.execute_query(
+            render("gsr/retrieve"), {"question": "who directed it", "config": {"kg": metaqa_kg}}
+        )
+    message = str(error.value.message)
+    assert f"no topic entity of KG '{metaqa_kg}' found in 'who directed it'" in message
+    assert "\n" not in message
 
 
 def test_a_missing_model_is_one_line_naming_the_kgs_training(driver: Driver, metaqa_kg: str) -> None:
@@ -174,7 +177,10 @@ def test_a_kg_trains_its_generator_from_its_questions(tmp_path: Path) -> None:
     report = gsr.train_gsr(
         relations, tmp_path / "m", training, validation, gsr.GsrConfig(examples=3000, d_model=32, heads=2)
     )
-    assert report.validation == 1 and report.examples == 5 + 2 * len(relations)  # and one per relation way
+    # Examples are distinct (masked text, chain) pairs (gsr_data.question_examples): "who directed [MASK]"
+    # three times and "who acted with [MASK]" twice are 2, plus one index pseudo-question per relation and
+    # way (index_examples). The validation question is counted apart and never trained on.
+    assert report.validation == 1 and report.examples == 2 + 2 * len(relations)
     assert (tmp_path / "m" / "vocab.txt").is_file()
     chains = ChainModel(tmp_path / "m").chains("who directed [MASK]", beams=2)
     assert chains[0].steps == directed

@@ -501,9 +501,12 @@ def test_train_with_limit_installs_a_working_model(
 
     directory = subgraphrag_model_dir("metaqa", "pytest-tiny")
     meta = json.loads((directory / "meta.json").read_text())
-    # the defaults: 3+3 DDE rounds (14 per entity), 2-step path codes (4 relation mixtures per entity),
-    # the question-relation block (z_q ⊙ z_rel), chain labels, the topic masked in z_q
-    assert meta["input_dim"] == 5 * 384 + 2 * (14 + 4 * 384)
+    # The defaults (TrainConfig, subgraphrag_data): a row is [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ z_q ⊙ z_rel]
+    # (5 vectors of 384) and the head's and tail's entity codes. An entity code is its DDE, 2 columns per
+    # round with 2 forward + 2 reverse rounds and the seed one-hot (2 * (2 + 2 + 1) = 10), then its 2-step
+    # path code: one relation mixture per (step, direction), 2 * 2 = 4 of 384. Chain labels, topic masked.
+    assert (meta["dde_rounds_forward"], meta["dde_rounds_reverse"], meta["embedding_dim"]) == (2, 2, 384)
+    assert meta["input_dim"] == 5 * 384 + 2 * (2 * (2 + 2 + 1) + 2 * 2 * 384)
     assert meta["question_relation"] is True
     assert meta["include_seed"] is True and meta["kg"] == "metaqa" and meta["path_steps"] == 2
     assert meta["labels"] == "chain" and meta["question_mask"] == "it"
