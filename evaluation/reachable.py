@@ -13,7 +13,6 @@ Questions whose gold answers the dataset gives only as mids (WebQSP train) take 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -68,15 +67,10 @@ def reachable_questions(driver: Any, kg: str, data: Dataset) -> Dataset:
     return replace(data, questions=kept, skipped=skipped, notes=[*data.notes, note])
 
 
-def held_out_questions(data: Dataset, held_out: set[str], limit: int | None, seed: int) -> Dataset:
+def held_out_questions(data: Dataset, held_out: Sequence[str]) -> Dataset:
     """The dev split: the questions of ``data`` whose text is among ``held_out`` (what the KG's training
-    kept from every model), a sample of ``limit`` of them drawn with ``seed``."""
-    kept = [q for q in data.questions if normalize_answer(q.question) in held_out]
-    if limit is not None and limit < len(kept):
-        kept = [kept[i] for i in sorted(random.Random(seed).sample(range(len(kept)), limit))]
+    kept from every model), compared as answers are (case, punctuation and spacing aside)."""
+    wanted = {normalize_answer(t) for t in held_out}
+    kept = [q for q in data.questions if normalize_answer(q.question) in wanted]
     note = f"dev: {len(kept)} train questions that the KG's training held out from every model"
     return replace(data, questions=kept, notes=[*data.notes, note])
-
-
-def normalised(texts: Sequence[str]) -> set[str]:
-    return {normalize_answer(t) for t in texts}

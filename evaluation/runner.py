@@ -327,11 +327,11 @@ def _topics_for(driver: Any, kg: str, q: EvalQuestion, given: bool) -> list[Link
 def scope_questions(driver: Any, config: EvalConfig, data: Dataset) -> Dataset:
     """A Freebase benchmark's questions that KG ``config.kg`` can answer (:mod:`.reachable`); for ``dev``,
     those the KG's training held out; then the ``--limit`` sample."""
-    from kgqa.evaluation.reachable import held_out_questions, normalised, reachable_questions
+    from kgqa.evaluation.reachable import held_out_questions, reachable_questions
     from kgqa.models.kg_models import read_held_out
 
     if config.split == "dev":
-        data = held_out_questions(data, normalised(sorted(read_held_out(str(config.kg)))), None, config.seed)
+        data = held_out_questions(data, sorted(read_held_out(str(config.kg))))
     data = reachable_questions(driver, str(config.kg), data)
     if config.limit is not None and config.limit < len(data.questions):
         picked = sorted(random.Random(config.seed).sample(range(len(data.questions)), config.limit))

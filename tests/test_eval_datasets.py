@@ -71,3 +71,12 @@ def test_only_metaqa_and_webqsp_have_a_dev_split_and_only_metaqa_hops(shared_dat
         load_dataset("cwq", "dev", shared_data / "cwq")
     with pytest.raises(KgqaError, match="--hops applies to metaqa only"):
         load_dataset("webqsp", "test", shared_data / "webqsp", hops=[1])
+
+
+def test_webqsp_dev_is_the_train_questions_the_kgs_training_held_out(shared_data: Path) -> None:
+    from kgqa.evaluation.reachable import held_out_questions
+
+    train = load_dataset("webqsp", "train", shared_data / "webqsp")
+    dev = held_out_questions(train, ["What character did Natalie Portman play in Star Wars?"])
+    assert [q.question for q in dev.questions] == ["what character did natalie portman play in star wars"]
+    assert held_out_questions(train, []).questions == []
