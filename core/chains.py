@@ -2,7 +2,7 @@
 
 A step is ``(relation, "out")`` when it follows the KG's stored direction (head -> tail) and
 ``(relation, "in")`` when it walks against it. A chain's key is its steps written ``rel>`` / ``rel<`` and
-joined by ``|`` (``directed_by>|directed_by<``): what the question classifiers predict, what sgrag's
+joined by ``|`` (``born_in>|born_in<``): what the question classifiers predict, what sgrag's
 templates and a KG's profile store, and what ``kgqa.gsr.*`` writes as tokens.
 """
 
@@ -24,7 +24,7 @@ def step_token(step: Step) -> str:
 
 
 def chain_key(steps: Iterable[Step]) -> str:
-    """``[("directed_by", "out"), ("directed_by", "in")]`` -> ``"directed_by>|directed_by<"``."""
+    """``[("born_in", "out"), ("born_in", "in")]`` -> ``"born_in>|born_in<"``."""
     return "|".join(step_token(s) for s in steps)
 
 
@@ -44,6 +44,6 @@ def reverse_step(step: Step) -> Step:
 
 
 def is_round_trip(chain: Sequence[Step]) -> bool:
-    """A chain that goes out along a relation and straight back (``directed_by>|directed_by<``): the other
+    """A chain that goes out along a relation and straight back (``born_in>|born_in<``): the other
     entities that share the topic's neighbour."""
     return any(b == reverse_step(a) for a, b in zip(chain, chain[1:], strict=False))

@@ -7,7 +7,7 @@ No KG's vocabulary is written here, only how relation names are built:
   (``base.popstra.celebrity.dated``) ends the same way. A compound (CVT) name
   ``a.b.c..d.e.f`` (``film.actor.film..film.performance.film``) passes through a mediator: the subject is
   ``b``, the role is the last property ``f`` and the mediator's property ``c`` joins the phrase.
-- Plain names, ``directed_by``, ``starredActors``, ``birthPlace``: the words of the name are both the phrase
+- Plain names, ``born_in``, ``memberOf``, ``birthPlace``: the words of the name are both the phrase
   and the role; there is no subject type.
 
 Walked "out" (topic entity = head), a step asks for its role ("the place of birth of X"); walked "in"

@@ -223,7 +223,7 @@ def _relation_stems(name: str) -> frozenset[str]:
 
 
 def relation_words(name: str) -> str:
-    """ "directed_by" -> "directed by"; "film.film.directed_by" -> "film directed by" (repeats dropped)."""
+    """ "born_in" -> "born in"; "location.location.contains" -> "location contains" (repeats dropped)."""
     words = re.sub(r"[._/]+", " ", name).split()
     return " ".join(dict.fromkeys(words))
 
@@ -627,7 +627,7 @@ class FragRetriever(Retriever):
     ) -> tuple[set[str], dict[str, float], _WordMatch]:
         """The ``keep_relations`` relations of the subgraph (``present``) most similar to the question (their
         stored embeddings), and for every relation how well its best-matching question word matches it (a
-        word like "director" says more about ``directed_by`` than the whole question does)."""
+        word like "birthplace" says more about ``born_in`` than the whole question does)."""
         names, matrix = relation_embeddings(self.driver, kg)
         if not names:  # no Relation nodes: nothing to prune by
             return _AllRelations(), {}, _WordMatch([], None)
@@ -755,8 +755,8 @@ class FragRetriever(Retriever):
 class _WordMatch:
     """Similarities between the question's words and the KG's relations (stored relation embeddings).
 
-    ``score(relations)`` is the mean, over the chain's relations, of each one's best word ("director" for
-    ``directed_by``; a shared stem counts as a perfect match), plus the mean, over the question's
+    ``score(relations)`` is the mean, over the chain's relations, of each one's best word ("born" for
+    ``born_in``; a shared stem counts as a perfect match), plus the mean, over the question's
     relation-like words (best similarity to some relation at least ``salient``), of how well the chain
     covers each: a chain should both use relations the question names and leave none of them out
     ("screenwriter of the films starred by ... actors")."""

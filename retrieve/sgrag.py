@@ -1,7 +1,7 @@
 """SG-RAG (method ``sgrag``): question -> relation chain -> Cypher path template -> subgraphs -> MOT.
 
 1. A query-text classifier (:mod:`kgqa.models.question_classifiers`, one per KG) names the relation chain
-   the question walks, e.g. ``directed_by>|directed_by<``; the topic entity is masked first so only the
+   the question walks, e.g. ``born_in>|born_in<``; the topic entity is masked first so only the
    wording decides. The chains it knows are the ones the KG's questions use (labelled, or synthesised from
    its relation paths by ``kgqa train all``): they are this KG's templates, and nobody wrote them by hand.
 2. The chain fills the one path template, ``cypher_templates/sgrag/path.cypher.j2``, which follows it from
