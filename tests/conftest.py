@@ -40,7 +40,8 @@ _skipped: list[tuple[str, str]] = []
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.skipped:
+    # an expected failure (xfail) reports as skipped too; it ran, so it is not a skip
+    if report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         _skipped.append((report.nodeid, str(reason)))
 
