@@ -29,7 +29,7 @@ from kgqa.answer.prompts import (
     parse_answers,
     style_for,
 )
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, LlmUnavailable
 from kgqa.core.types import Evidence
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _env_float(name: str, default: float) -> float:
     try:
         return float(raw)
     except ValueError:
-        raise KgqaError(f"{name} must be a number, got {raw!r}") from None
+        raise BadInput(f"{name} must be a number, got {raw!r}") from None
 
 
 def default_base_url() -> str:
@@ -181,11 +181,11 @@ class LLMAnswerer:
                 break
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 if attempt > cfg.max_retries or not _retryable(exc):
-                    raise KgqaError(self._describe(exc, attempt)) from exc
+                    raise LlmUnavailable(self._describe(exc, attempt)) from exc
                 self._sleep(cfg.backoff(attempt - 1))
         choices = getattr(response, "choices", None) or []
         if not choices:
-            raise KgqaError(f"LLM endpoint {cfg.base_url} returned no choices for model {cfg.model!r}")
+            raise LlmUnavailable(f"LLM endpoint {cfg.base_url} returned no choices for model {cfg.model!r}")
         text = choices[0].message.content or ""
         usage = response.usage.model_dump() if getattr(response, "usage", None) is not None else {}
         return Completion(text, attempt, (time.perf_counter() - began) * 1000, usage)

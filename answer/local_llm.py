@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kgqa.core import config
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgqaError, LlmUnavailable
 from kgqa.core.process import file_lock, live_pid, log_lines, log_size, port_in_use, terminate
 
 DEFAULT_PORT = 8765
@@ -191,7 +191,7 @@ class LocalLLMServer:
                 )
             model_path = Path(model) if model is not None else packaged_model_path()
             if not model_path.is_file():
-                raise KgqaError(f"model file not found: {model_path}")
+                raise BadInput(f"model file not found: {model_path}")
             if port_in_use(HOST, port):
                 raise KgqaError(f"port {port} on {HOST} is already in use; choose another with --port")
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -238,14 +238,14 @@ class LocalLLMServer:
             while not _models_answer(port, timeout=1.0):
                 if proc.poll() is not None:
                     self.state_file.unlink(missing_ok=True)
-                    raise KgqaError(
+                    raise LlmUnavailable(
                         f"the LLM server exited during start-up (code {proc.returncode}): "
                         f"{self._log_tail(log_offset)}; see {self.log_file}"
                     )
                 if time.monotonic() > deadline:
                     terminate(proc.pid)
                     self.state_file.unlink(missing_ok=True)
-                    raise KgqaError(
+                    raise LlmUnavailable(
                         f"the LLM server did not answer on port {port} within {timeout:g}s; "
                         f"see {self.log_file}"
                     )

@@ -7,7 +7,7 @@ import sys
 
 import click
 from kgqa.cli.output import print_table, to_jsonable
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgqaError
 from kgqa.graph.connection import failure_line, open_driver
 from neo4j import NotificationMinimumSeverity, Query, RoutingControl
 from neo4j.exceptions import Neo4jError
@@ -87,7 +87,7 @@ def refuse_writes(driver, query: str, parameters: dict[str, object]) -> None:  #
         kind = {"w": "writes", "rw": "reads and writes", "s": "changes the schema"}.get(
             str(summary.query_type), f"is of type {summary.query_type!r}"
         )
-        raise KgqaError(f"the statement {kind}; kgqa cypher is read-only unless given --write")
+        raise BadInput(f"the statement {kind}; kgqa cypher is read-only unless given --write")
 
 
 def _only_reads(plan: dict[str, object] | None) -> bool:
@@ -177,7 +177,7 @@ def _parse_params(params: tuple[str, ...]) -> dict[str, object]:
     for item in params:
         name, sep, raw = item.partition("=")
         if not sep or not name:
-            raise KgqaError(f"--param expects NAME=VALUE, got {item!r}")
+            raise BadInput(f"--param expects NAME=VALUE, got {item!r}")
         try:
             parsed[name] = json.loads(raw)
         except json.JSONDecodeError:

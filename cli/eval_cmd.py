@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.evaluation.datasets import DATASETS, SPLITS
 
 
@@ -133,7 +133,7 @@ def eval_command(
     if split is None:
         split = "dev" if dataset == "metaqa" else "test"
     if split not in SPLITS[dataset]:
-        raise KgqaError(f"{dataset} has no {split} split here; it has {', '.join(SPLITS[dataset])}")
+        raise BadInput(f"{dataset} has no {split} split here; it has {', '.join(SPLITS[dataset])}")
     config = EvalConfig(
         dataset=dataset,
         split=split,

@@ -127,14 +127,14 @@ def kgs(as_json: bool, drop: str | None) -> None:
     """The loaded KGs: counts, embedding model, when loaded, status, and the models `kgqa train all` made
     for each (a `*` after them: the KG was reloaded since they were trained)."""
     _quiet_notifications()
-    from kgqa.core.errors import KgqaError
+    from kgqa.core.errors import KgNotReady
     from kgqa.graph.connection import open_driver
     from kgqa.loaders.kgs import drop_kg, list_kgs
 
     with open_driver() as driver:
         if drop is not None:
             if not drop_kg(driver, drop):
-                raise KgqaError(f"no KG named {drop!r}")
+                raise KgNotReady(f"no KG named {drop!r}")
             click.echo(f"dropped KG {drop}")
             return
         rows = list_kgs(driver)

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import click
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgqaError
 
 # Each command's module is imported only when that command runs (or when help lists it): a fast start,
 # and a broken optional dependency of one command (say, llama-cpp for `kgqa llm`) leaves the others working.
@@ -43,15 +43,15 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> object:
-        from kgqa.graph.connection import failure_line
+        from kgqa.graph.connection import failure_kind, failure_line
         from neo4j.exceptions import DriverError, Neo4jError
 
         try:
             return super().invoke(ctx)
         except (KgqaError, Neo4jError, DriverError) as exc:
-            _fail(failure_line(exc) or str(exc))
+            _fail(failure_line(exc) or str(exc), failure_kind(exc).exit_code)
         except FileNotFoundError as exc:
-            _fail(f"file not found: {exc.filename or exc}")
+            _fail(f"file not found: {exc.filename or exc}", BadInput.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted")
         return None
@@ -74,9 +74,9 @@ class _Group(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = KgqaError.exit_code) -> None:
     click.echo(f"kgqa: error: {message}", err=True)
-    sys.exit(1)
+    sys.exit(code)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

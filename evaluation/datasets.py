@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.core.config import shared_data_dir
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.core.text import BRACKET, normalize_answer
 from kgqa.core.types import Triplet
 from kgqa.evaluation import metaqa
@@ -77,18 +77,18 @@ def load_dataset(
     first N would all be one type); for MetaQA the limit is spread evenly over ``hops``.
     """
     if name not in DATASETS:
-        raise KgqaError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+        raise BadInput(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
     if split not in SPLITS[name]:
-        raise KgqaError(f"{name} has no {split!r} split here; available: {', '.join(SPLITS[name])}")
+        raise BadInput(f"{name} has no {split!r} split here; available: {', '.join(SPLITS[name])}")
     root = Path(path) if path is not None else shared_data_dir() / name
     if not root.is_dir():
-        raise KgqaError(f"{name} data not found at {root} (use --path DIR or set KGQA_SHARED_DATA)")
+        raise BadInput(f"{name} data not found at {root} (use --path DIR or set KGQA_SHARED_DATA)")
     if limit is not None and limit < 1:
-        raise KgqaError(f"--limit must be at least 1, got {limit}")
+        raise BadInput(f"--limit must be at least 1, got {limit}")
     if name == "metaqa":
         return read_metaqa(root, split, hops or metaqa.HOPS, limit, seed)
     if hops:
-        raise KgqaError(f"--hops applies to metaqa only, not {name}")
+        raise BadInput(f"--hops applies to metaqa only, not {name}")
     if name == "webqsp":
         if split == "test":
             return read_webqsp(root, limit, seed)
@@ -123,7 +123,7 @@ def read_metaqa(
 ) -> Dataset:
     bad = [h for h in hops if h not in metaqa.HOPS]
     if bad:
-        raise KgqaError(f"MetaQA has 1, 2 and 3 hops, not {bad}")
+        raise BadInput(f"MetaQA has 1, 2 and 3 hops, not {bad}")
     notes: list[str] = []
     questions: list[EvalQuestion] = []
     for hop, cap in zip(sorted(set(hops)), split_limit(limit, len(set(hops))), strict=True):
@@ -265,7 +265,7 @@ def _load_json_records(path: Path) -> list[dict[str, Any]]:
     if isinstance(data, dict):
         data = list(data.values())
     if not isinstance(data, list):
-        raise KgqaError(f"{path}: expected a list of question records")
+        raise BadInput(f"{path}: expected a list of question records")
     return data
 
 
@@ -283,7 +283,7 @@ def _question_key(text: str) -> str:
 def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
     path = root / "webqsp_test_aog.json"
     if not path.is_file():
-        raise KgqaError(f"WebQSP file not found: {path}")
+        raise BadInput(f"WebQSP file not found: {path}")
     records = _load_json_records(path)
     chains: dict[str, int] = {}
     answer_mids: dict[str, tuple[str, ...]] = {}
@@ -340,7 +340,7 @@ def read_webqsp_train(root: Path, split: str, limit: int | None = None, seed: in
 
     path = root / "webqsp_train_beamqa.csv"
     if not path.is_file():
-        raise KgqaError(f"WebQSP train file not found: {path}")
+        raise BadInput(f"WebQSP train file not found: {path}")
     questions: list[EvalQuestion] = []
     skipped = 0
     with path.open(encoding="utf-8", newline="") as handle:
@@ -352,7 +352,7 @@ def read_webqsp_train(root: Path, split: str, limit: int | None = None, seed: in
             try:
                 chains = ast.literal_eval(row.get("rel") or "[]")
             except (ValueError, SyntaxError):
-                raise KgqaError(f"{path}:{line}: the rel column is not a list of chains") from None
+                raise BadInput(f"{path}:{line}: the rel column is not a list of chains") from None
             questions.append(
                 EvalQuestion(
                     id=f"WebQTrn-{line}",
@@ -379,7 +379,7 @@ def read_webqsp_train(root: Path, split: str, limit: int | None = None, seed: in
 def read_cwq(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
     path = root / "cwq_test_tog.json"
     if not path.is_file():
-        raise KgqaError(f"CWQ file not found: {path}")
+        raise BadInput(f"CWQ file not found: {path}")
     records = _load_json_records(path)
     mids: dict[str, tuple[str, ...]] = {}
     original = root / "ComplexWebQuestions_test.json"

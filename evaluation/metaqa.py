@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgqa.core.config import shared_data_dir
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.core.text import bracketed
 
 HOPS = (1, 2, 3)
@@ -46,7 +46,7 @@ def metaqa_dir(root: Path | str | None = None) -> Path:
     """The MetaQA folder: ``root``, else ``<shared data>/metaqa``; an error when it has no KB."""
     path = Path(root) if root is not None else shared_data_dir() / "metaqa"
     if not (path / "kb_dedup.txt").is_file():
-        raise KgqaError(f"MetaQA data not found at {path} (no kb_dedup.txt there; set KGQA_SHARED_DATA)")
+        raise BadInput(f"MetaQA data not found at {path} (no kb_dedup.txt there; set KGQA_SHARED_DATA)")
     return path
 
 
@@ -76,23 +76,23 @@ def read_questions(
     if split == "test" and not allow_test:
         raise ValueError("the MetaQA test split is for the final measurement only (pass allow_test=True)")
     if hops not in HOPS:
-        raise KgqaError(f"MetaQA has 1, 2 and 3 hops, not {hops}")
+        raise BadInput(f"MetaQA has 1, 2 and 3 hops, not {hops}")
     base = metaqa_dir(root)
     path = question_file(base, split, hops, variant)
     if not path.is_file():
-        raise KgqaError(f"MetaQA file not found: {path}")
+        raise BadInput(f"MetaQA file not found: {path}")
     lines = read_lines(path)
     types_path = qtype_file(base, split, hops)
     qtypes = read_lines(types_path) if types_path.is_file() else None
     if qtypes is not None and len(qtypes) != len(lines):
-        raise KgqaError(f"{types_path} has {len(qtypes)} lines but {path} has {len(lines)}: they must align")
+        raise BadInput(f"{types_path} has {len(qtypes)} lines but {path} has {len(lines)}: they must align")
     out: list[MetaqaQuestion] = []
     for number, line in enumerate(lines):
         if not line.strip():
             continue
         question, tab, answers = line.partition("\t")
         if not tab:
-            raise KgqaError(f"{path}:{number + 1}: expected 'question<TAB>answer|answer...'")
+            raise BadInput(f"{path}:{number + 1}: expected 'question<TAB>answer|answer...'")
         out.append(
             MetaqaQuestion(
                 question=question.strip(),

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from kgqa.core import config
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, DatabaseUnavailable, KgqaError
 from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import AuthError, ConfigurationError, DriverError, Neo4jError, ServiceUnavailable
 
@@ -21,7 +21,7 @@ def connection_settings() -> tuple[str, str, str]:
 
     server = ManagedServer()
     if server.pid() is None:
-        raise KgqaError(
+        raise DatabaseUnavailable(
             f"the kgqa server is not running at {server.uri}; start it with `kgqa server start` "
             "or point NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD at your own Neo4j"
         )
@@ -47,20 +47,20 @@ def open_driver(
         )
     except (ConfigurationError, ValueError) as exc:
         first = str(exc).split(". ")[0].rstrip(".")
-        raise KgqaError(
+        raise BadInput(
             f"NEO4J_URI {uri!r} is not a Neo4j address: {first} (use bolt:// or neo4j://)"
         ) from None
     try:
         driver.verify_connectivity()
     except AuthError:
         driver.close()
-        raise KgqaError(
+        raise DatabaseUnavailable(
             f"authentication failed for user {user!r} at {uri} (check NEO4J_USER/NEO4J_PASSWORD)"
         ) from None
     except (ServiceUnavailable, OSError, ValueError) as exc:
         driver.close()
         detail = (str(exc).splitlines()[0] if str(exc) else type(exc).__name__).rstrip(": ")
-        raise KgqaError(f"cannot reach Neo4j at {uri}: {detail}") from None
+        raise DatabaseUnavailable(f"cannot reach Neo4j at {uri}: {detail}") from None
     return driver
 
 
@@ -90,3 +90,14 @@ def failure_line(exc: BaseException) -> str | None:
         # A procedure that fails while the database shuts down names its Java exception: the user reads why.
         return f"Neo4j: {JAVA_CAUSE.sub('', first)}"
     return None
+
+
+def failure_kind(exc: BaseException) -> type[KgqaError]:
+    """The kgqa error class a failure counts as, for its exit code and HTTP status: the driver's own errors
+    (the server gone, a transient failure) count as :class:`DatabaseUnavailable`; a query Neo4j refused, as
+    any other failure."""
+    if isinstance(exc, KgqaError):
+        return type(exc)
+    if isinstance(exc, DriverError) or (isinstance(exc, Neo4jError) and "Transient" in (exc.code or "")):
+        return DatabaseUnavailable
+    return KgqaError

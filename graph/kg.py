@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import KgNotReady
 from kgqa.graph.cypher import render
 from neo4j import Driver, RoutingControl
 
@@ -23,8 +23,8 @@ def resolve_kg(driver: Driver, kg: str | None) -> LoadedKg:
     records = driver.execute_query(render("kg/resolve"), {"kg": kg}, routing_=RoutingControl.READ).records
     if not records:
         if kg is None:
-            raise KgqaError("no knowledge graph is loaded; run `kgqa load metaqa --path ...` first")
-        raise KgqaError(f"no knowledge graph named {kg!r} is loaded (see `kgqa kgs`)")
+            raise KgNotReady("no knowledge graph is loaded; run `kgqa load metaqa --path ...` first")
+        raise KgNotReady(f"no knowledge graph named {kg!r} is loaded (see `kgqa kgs`)")
     row = records[0]
     properties = {
         key: value

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import CannotRunHere
 from kgqa.core.text import normalize_answer
 from kgqa.graph.cypher import render
 from kgqa.qa.answering import QuestionAnswerer
@@ -84,7 +84,7 @@ def method_hits(driver: Driver, kg: str, method: str, questions: Sequence[Labell
         gold = {normalize_answer(names[a]) for a in q.answer_ids if a in names}
         try:
             result = answerer.ask(q.text)
-        except KgqaError:
+        except CannotRunHere:
             continue
         hits += bool(result.answers) and normalize_answer(result.answers[0]) in gold
     return hits / max(len(questions), 1)
@@ -105,7 +105,7 @@ def measure_route(
     for method in methods:
         try:
             answerers[method] = QuestionAnswerer(driver, method, kg)
-        except KgqaError as exc:
+        except CannotRunHere as exc:
             unavailable[method] = str(exc)
     classifiers = installed_classifiers(kg)
     names = answer_names(driver, kg, [a for qs in pools.values() for q in qs for a in q.answer_ids])
@@ -121,7 +121,7 @@ def measure_route(
             for method, answerer in answerers.items():
                 try:
                     result = answerer.ask(q.text, topics) if topics else None
-                except KgqaError:
+                except CannotRunHere:
                     result = None
                 if result is None:
                     outcomes[method] = MethodOutcome(False, False)

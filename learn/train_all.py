@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kgqa.core.chains import chain_key
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgNotReady
 from kgqa.graph.kg import resolve_kg
 from kgqa.learn.route import measure_route, sample_route_questions
 from kgqa.models import kg_models, registry
@@ -130,10 +130,10 @@ def train_all(
     """Learns and installs every part of ``kg``'s models (see the module's docstring); the profile."""
     loaded = resolve_kg(driver, kg)
     if loaded.status != "complete":
-        raise KgqaError(f"KG {kg!r} is not completely loaded; finish `kgqa load` first")
+        raise KgNotReady(f"KG {kg!r} is not completely loaded; finish `kgqa load` first")
     unknown = [p for p in options.parts if p not in PARTS]
     if unknown:
-        raise KgqaError(f"unknown part {unknown[0]!r}; the parts are {', '.join(PARTS)}")
+        raise BadInput(f"unknown part {unknown[0]!r}; the parts are {', '.join(PARTS)}")
     fingerprint = str(loaded.properties.get("fingerprint", ""))
     old = kg_models.read_profile(kg)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pyoxigraph as ox
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_triples
 from kgqa.loaders.records import Fact, Label, Record, value_problem
@@ -106,16 +106,16 @@ def plan(paths: list[Path]) -> InputPlan:
         if path.is_dir():
             found = sorted(p for p in path.iterdir() if p.is_file() and _is_rdf(p))
             if not found:
-                raise KgqaError(f"no DBpedia dump files (.nt/.ttl, optionally .gz/.bz2) in {path}")
+                raise BadInput(f"no DBpedia dump files (.nt/.ttl, optionally .gz/.bz2) in {path}")
             files.extend(found)
         elif path.is_file():
             if not _is_rdf(path):
-                raise KgqaError(
+                raise BadInput(
                     f"{path}: not a DBpedia dump file (expected .nt or .ttl, optionally .gz or .bz2)"
                 )
             files.append(path)
         else:
-            raise KgqaError(f"file not found: {path}")
+            raise BadInput(f"file not found: {path}")
     return InputPlan(
         source="dbpedia",
         format="dbpedia-rdf",

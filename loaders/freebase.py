@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_records
@@ -100,12 +100,12 @@ def plan(paths: list[Path]) -> InputPlan:
         return _plan_directory(paths[0])
     for path in paths:
         if not path.exists():
-            raise KgqaError(f"file not found: {path}")
+            raise BadInput(f"file not found: {path}")
         if path.is_dir():
-            raise KgqaError(f"{path} is a directory: give one directory, or files")
+            raise BadInput(f"{path} is a directory: give one directory, or files")
     kinds = {_kind(p) for p in paths}
     if len(kinds) != 1:
-        raise KgqaError("mixed Freebase input kinds in one load: " + ", ".join(str(p) for p in paths))
+        raise BadInput("mixed Freebase input kinds in one load: " + ", ".join(str(p) for p in paths))
     kind = kinds.pop()
     if kind == "rdf":
         return _rdf_plan(paths)
@@ -123,9 +123,7 @@ def _kind(path: Path) -> str:
         return "rdf"  # the official dump is named freebase-rdf-latest.gz
     if suffix in (".txt", ".tsv"):
         return "fb15k"
-    raise KgqaError(
-        f"{path}: unknown Freebase input (expected RDF .nt/.ttl[.gz], FB15k-style .txt, or .json)"
-    )
+    raise BadInput(f"{path}: unknown Freebase input (expected RDF .nt/.ttl[.gz], FB15k-style .txt, or .json)")
 
 
 def _plan_directory(directory: Path) -> InputPlan:
@@ -138,7 +136,7 @@ def _plan_directory(directory: Path) -> InputPlan:
     rdf = sorted(p for p in directory.iterdir() if p.is_file() and _kind_or_none(p) == "rdf")
     if rdf:
         return _rdf_plan(rdf)
-    raise KgqaError(
+    raise BadInput(
         f"no Freebase input in {directory} (looked for FB15k train/valid/test.txt, "
         "*gpt_triples*.json, or RDF .nt/.ttl[.gz] files)"
     )
@@ -147,7 +145,7 @@ def _plan_directory(directory: Path) -> InputPlan:
 def _kind_or_none(path: Path) -> str | None:
     try:
         return _kind(path)
-    except KgqaError:
+    except BadInput:
         return None
 
 
@@ -368,10 +366,10 @@ def parse_question_triples(path: Path, ctx: ParseContext) -> Iterator[Record]:
         try:
             data = json.load(stream)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise KgqaError(f"{path} does not look like {JSON_DESCRIPTION}: {exc}") from None
+            raise BadInput(f"{path} does not look like {JSON_DESCRIPTION}: {exc}") from None
         ctx.on_bytes(counter.bytes_read)
     if not isinstance(data, dict):
-        raise KgqaError(f"{path} does not look like {JSON_DESCRIPTION}: the top level is not an object")
+        raise BadInput(f"{path} does not look like {JSON_DESCRIPTION}: the top level is not an object")
     for question, triples in data.items():
         if not isinstance(triples, list):
             ctx.sink.add(Issue(str(path), question, "the value is not a list of triples"))

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgqaError
 
 COMPRESSED = (".gz", ".bz2")
 
@@ -63,9 +63,9 @@ def open_dump(
     """(decompressed binary stream, counter of raw bytes read). ``start`` and ``end`` select a byte range of
     an uncompressed file (see :func:`line_ranges`)."""
     if not path.is_file():
-        raise KgqaError(f"file not found: {path}")
+        raise BadInput(f"file not found: {path}")
     if (start or end is not None) and compressed(path):
-        raise KgqaError(f"{path}: a compressed file is read whole, not by byte range")
+        raise BadInput(f"{path}: a compressed file is read whole, not by byte range")
     raw = open(path, "rb")  # noqa: SIM115 - closed below
     if start:
         raw.seek(start)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.loaders.inputs import open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
 from kgqa.loaders.records import Fact, Issue, Record, value_problem
@@ -22,12 +22,12 @@ def plan(paths: list[Path]) -> InputPlan:
         if path.is_dir():
             found = next((path / n for n in KB_NAMES if (path / n).is_file()), None)
             if found is None:
-                raise KgqaError(f"no MetaQA KB in {path} (looked for {' or '.join(KB_NAMES)})")
+                raise BadInput(f"no MetaQA KB in {path} (looked for {' or '.join(KB_NAMES)})")
             files.append(found)
         elif path.is_file():
             files.append(path)
         else:
-            raise KgqaError(f"file not found: {path}")
+            raise BadInput(f"file not found: {path}")
     return InputPlan(
         source="metaqa",
         format="metaqa-kb",

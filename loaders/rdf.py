@@ -12,7 +12,7 @@ from itertools import islice
 from pathlib import Path
 
 import pyoxigraph as ox
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import ParseContext
 from kgqa.loaders.records import Issue, Record
@@ -33,7 +33,7 @@ CHUNK_LINES = 10_000
 def rdf_format(path: Path, default: ox.RdfFormat | None = None) -> ox.RdfFormat:
     fmt = FORMATS.get(inner_suffix(path), default)
     if fmt is None:
-        raise KgqaError(f"{path}: unknown RDF file type (expected .nt, .nq or .ttl, optionally .gz or .bz2)")
+        raise BadInput(f"{path}: unknown RDF file type (expected .nt, .nq or .ttl, optionally .gz or .bz2)")
     return fmt
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 
 
 class Fact(NamedTuple):
@@ -108,9 +108,9 @@ class IssueSink:
     def add(self, issue: Issue) -> None:
         self._bad_in_file += 1
         if self.strict:
-            raise KgqaError(f"{issue} (--strict stops at the first malformed line)")
+            raise BadInput(f"{issue} (--strict stops at the first malformed line)")
         if self._good_in_file == 0 and self._bad_in_file >= self.probe and self._format:
-            raise KgqaError(
+            raise BadInput(
                 f"{issue.file} does not look like {self._format}: the first {self.probe} "
                 f"lines are unreadable (line {issue.line}: {issue.reason})"
             )
@@ -136,4 +136,4 @@ class IssueSink:
         if self._good_in_file == 0 and self._bad_in_file > 0 and self._format:
             first = next((i for i in reversed(self.kept) if i.file == path), None)
             detail = f" (line {first.line}: {first.reason})" if first else ""
-            raise KgqaError(f"{path} does not look like {self._format}: no line could be read{detail}")
+            raise BadInput(f"{path} does not look like {self._format}: no line could be read{detail}")

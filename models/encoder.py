@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 from kgqa.core.config import models_dir
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgqaError
 from kgqa.core.process import file_lock
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -67,7 +67,7 @@ def model_for_choice(choice: str) -> str | None:
         return STATIC_MODEL
     if choice == "none":
         return None
-    raise KgqaError(f"--embeddings must be one of {', '.join(EMBEDDING_CHOICES)}, got {choice!r}")
+    raise BadInput(f"--embeddings must be one of {', '.join(EMBEDDING_CHOICES)}, got {choice!r}")
 
 
 def source_dir() -> Path:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.core.config import models_dir
-from kgqa.core.errors import KgqaError, ModelMissing
+from kgqa.core.errors import BadInput, KgqaError, ModelMissing
 
 KGS_FOLDER = "kgs"
 PROFILE_FILE = "profile.json"
@@ -53,7 +53,7 @@ def train_command(kg: str) -> str:
 def kg_models_dir(kg: str, home: Path | None = None) -> Path:
     """``<KGQA_HOME>/models/kgs/<kg>``; a one-line error for a name that cannot be a folder."""
     if not _SAFE.match(kg) or ".." in kg:
-        raise KgqaError(f"invalid KG name {kg!r}: use letters, digits, '_', '.' or '-'")
+        raise BadInput(f"invalid KG name {kg!r}: use letters, digits, '_', '.' or '-'")
     return models_dir(home) / KGS_FOLDER / kg
 
 
@@ -175,7 +175,7 @@ def models_summary(kg: str, fingerprint: str | None = None) -> dict[str, Any]:
     and whether the KG was reloaded since (its fingerprint changed)."""
     try:
         parts = installed_parts(kg)
-    except KgqaError:
+    except BadInput:
         return {"models": "", "trained_at": None, "models_current": None}
     profile = read_profile(kg)
     if profile is not None and profile.route:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa.answer import NO_EVIDENCE, NO_TOPIC_ENTITY, Answer, answer, is_offline, no_answer
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, CannotRunHere, KgNotReady, KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import LoadedKg, kg_has_embeddings, no_embeddings_line, resolve_kg
 from kgqa.qa.methods import NEEDS_VECTORS, canonical, choose_method, make_retriever
@@ -88,7 +88,7 @@ class QuestionAnswerer:
         retriever: Retriever | None = None,
     ) -> None:
         if not 1 <= k <= MAX_K:
-            raise KgqaError(f"-k must be between 1 and {MAX_K}, got {k}")
+            raise BadInput(f"-k must be between 1 and {MAX_K}, got {k}")
         self.driver = driver
         self.kg = require_complete(resolve_kg(driver, kg)).name if driver is not None else (kg or "")
         self.router: Router | None = None
@@ -100,7 +100,7 @@ class QuestionAnswerer:
             self.method = retriever.name if retriever is not None else choose_method(method)
             if retriever is None and driver is not None and self.method in NEEDS_VECTORS:
                 if not kg_has_embeddings(driver, self.kg):
-                    raise KgqaError(no_embeddings_line(self.method, self.kg))
+                    raise CannotRunHere(no_embeddings_line(self.method, self.kg))
             self.retriever = retriever or make_retriever(driver, self.method)  # type: ignore[arg-type]
         self.llm = None if is_offline(llm) else llm
         self.k = k
@@ -111,7 +111,7 @@ class QuestionAnswerer:
     def ask(self, question: str, topic_entities: list[LinkedEntity] | None = None) -> Result:
         """Answers ``question``; ``topic_entities`` given (e.g. by a benchmark) skip linking."""
         if not question or not question.strip():
-            raise KgqaError("the question is empty")
+            raise BadInput("the question is empty")
         began = time.perf_counter()
         topics = list(topic_entities) if topic_entities else self.link(question, self.kg)
         linked = time.perf_counter()
@@ -149,7 +149,7 @@ def require_complete(loaded: LoadedKg) -> LoadedKg:
     """A KG whose load was interrupted (or is still running) would answer from part of its graph, say from
     2,048 of 43,234 embedded names, without a word: refused in one line instead."""
     if loaded.status != "complete":
-        raise KgqaError(
+        raise KgNotReady(
             f"KG {loaded.name!r} is not completely loaded (status {loaded.status or 'unknown'}); "
             "rerun the `kgqa load` that made it (it resumes), or see `kgqa kgs`"
         )
@@ -167,5 +167,5 @@ def answer_question(
 ) -> Result:
     """One question, start to end: what `kgqa ask` runs."""
     if not question or not question.strip():
-        raise KgqaError("the question is empty")
+        raise BadInput("the question is empty")
     return QuestionAnswerer(driver, method, kg, llm, k).ask(question, topic_entities)

@@ -11,7 +11,7 @@ import importlib
 import inspect
 from dataclasses import dataclass
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, CannotRunHere, KgqaError
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
@@ -85,18 +85,18 @@ def retriever_class(method: str) -> type[Retriever]:
     elif name in METHODS:
         target = METHODS[name].target
     else:
-        raise KgqaError(f"unknown method {method!r}; choose one of: auto, {', '.join(METHODS)}")
+        raise BadInput(f"unknown method {method!r}; choose one of: auto, {', '.join(METHODS)}")
     module_name, _, class_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         reason = f"no module named {exc.name!r}" if isinstance(exc, ModuleNotFoundError) else str(exc)
-        raise KgqaError(
+        raise CannotRunHere(
             f"method {method!r} is not available: cannot import {module_name} ({reason})"
         ) from exc
     found = getattr(module, class_name, None)
     if not (inspect.isclass(found) and issubclass(found, Retriever)) or inspect.isabstract(found):
-        raise KgqaError(f"method {method!r}: {target} is not a Retriever class")
+        raise BadInput(f"method {method!r}: {target} is not a Retriever class")
     return found
 
 
@@ -108,7 +108,7 @@ def choose_method(method: str) -> str:
     """``method`` checked against the registry (unknown or unavailable: a one-line error now). ``auto`` is
     a route per question (:mod:`kgqa.qa.routing`), planned by the question-answering layer."""
     if canonical(method) == "auto":
-        raise KgqaError("--method auto plans a route per question and needs the database")
+        raise BadInput("--method auto plans a route per question and needs the database")
     retriever_class(method)
     return canonical(method)
 

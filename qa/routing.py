@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.answer.extractive import answer_extractive
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import CannotRunHere
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import kg_has_embeddings
 from kgqa.models import kg_models, registry
@@ -220,7 +220,7 @@ def follow_route(
     for step in route.planned:
         try:
             evidence = retrieve(step.method)
-        except KgqaError as exc:  # a method that cannot run here passes the question on
+        except CannotRunHere as exc:  # passes the question on; any other failure is reported, not skipped
             route.tried.append({"method": step.method, "why": step.why, "outcome": f"failed: {exc}"})
             continue
         reason = answered(evidence, route.signals.asked)
@@ -247,18 +247,18 @@ class Router:
             for method in NEEDS_VECTORS.intersection(self.available):
                 self.available[method] = self.available[method] or "the KG has no embeddings"
         self.retrievers: dict[str, Retriever] = {}
-        self.broken: dict[str, str] = {}
+        self.broken: dict[str, CannotRunHere] = {}
         self.classifiers = installed_classifiers(kg)
         self.templates_fit = self.classifiers is not None
 
     def retriever(self, method: str) -> Retriever:
         if method in self.broken:
-            raise KgqaError(self.broken[method])
+            raise self.broken[method]
         if method not in self.retrievers:
             try:
                 self.retrievers[method] = make_retriever(self.driver, method)
-            except KgqaError as exc:
-                self.broken[method] = str(exc)
+            except CannotRunHere as exc:
+                self.broken[method] = exc
                 raise
         return self.retrievers[method]
 
@@ -315,7 +315,7 @@ def policy_from_json(data: dict[str, Any]) -> RoutePolicy:
 def installed_classifiers(kg: str) -> QuestionClassifiers | None:
     try:
         return registry.question_classifiers(kg)
-    except KgqaError:
+    except CannotRunHere:
         return None
 
 

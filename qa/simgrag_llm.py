@@ -17,7 +17,7 @@ import os
 from typing import Any
 
 from kgqa.answer.llm import LLMAnswerer, LLMConfig
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import CannotRunHere
 from kgqa.core.text import without_brackets
 from kgqa.core.types import LinkedEntity
 from kgqa.retrieve.simgrag import PatternSpec, SimGragRetriever
@@ -220,4 +220,4 @@ class LlmSimGragRetriever(SimGragRetriever):
                 )
             except (ValueError, json.JSONDecodeError) as exc:
                 problem = str(exc)
-        raise KgqaError(f"the LLM gave no usable pattern for {question!r} in two tries ({problem})")
+        raise CannotRunHere(f"the LLM gave no usable pattern for {question!r} in two tries ({problem})")

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.core.text import normalize_answer
 from kgqa.core.types import LinkedEntity, Triplet
 from kgqa.graph.cypher import render
@@ -103,7 +103,7 @@ def _direct(
 
 def verify_claim(driver: Driver, claim: str, kg: str | None = None) -> Verdict:
     if not claim or not claim.strip():  # as `kgqa ask ""` does: nothing to check is the caller's mistake
-        raise KgqaError("the claim is empty")
+        raise BadInput("the claim is empty")
     kg_name = resolve_kg(driver, kg).name
     entities = claim_entities(driver, claim, kg_name)
     lowered = claim.casefold()

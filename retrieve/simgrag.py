@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import CannotRunHere
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
 from kgqa.retrieve.base import Retriever
@@ -103,7 +103,7 @@ class SimGragRetriever(Retriever):
             ).records
         except ClientError as exc:  # a pattern the procedure rejects: its one-line reason
             reason = (exc.message or str(exc)).split("\n")[0]
-            raise KgqaError(f"the {spec.source} pattern cannot be matched: {reason}") from exc
+            raise CannotRunHere(f"the {spec.source} pattern cannot be matched: {reason}") from exc
         evidence.latency_ms["in_db_matching"] = (time.perf_counter() - started) * 1000
         rows = []
         for r in sorted((dict(r) for r in records), key=lambda row: (float(row["distance"]), row["rank"])):

@@ -37,8 +37,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from kgqa.core import config
-from kgqa.core.errors import KgqaError, ModelMissing
-from kgqa.graph.connection import connection_settings, failure_line, open_driver
+from kgqa.core.errors import KgqaError
+from kgqa.graph.connection import connection_settings, failure_kind, failure_line, open_driver
 from kgqa.loaders.kgs import list_kgs
 from kgqa.qa.answering import MAX_K, QuestionAnswerer
 from kgqa.qa.methods import METHODS
@@ -231,8 +231,8 @@ class Backend:
     def driver(self) -> Driver:
         with self._lock:
             if self._driver is None:
-                # KgqaError (-> 503) when the database cannot be reached; a query whose server goes away is
-                # retried for RETRY_S, then answered with a 503, not held for the driver's default 30 s.
+                # DatabaseUnavailable (503) when the database cannot be reached; a query whose server goes
+                # away is retried for RETRY_S, then answered with a 503, not held for the driver's 30 s.
                 self._driver = open_driver(retry_s=RETRY_S)
             return self._driver
 
@@ -274,23 +274,6 @@ SERVER_PATH = re.compile(r"(?<![\w:/.~])(?:~/|/)[\w.@+-]+(?:/[\w.@+-]+)+/?")
 def without_paths(message: str) -> str:
     """A message for a caller beyond loopback: the server's file paths (models, KGQA_HOME) left out."""
     return SERVER_PATH.sub("<server path>", message)
-
-
-UNREACHABLE = ("cannot reach Neo4j", "is not running", "authentication failed")
-
-
-def _status_of(exc: BaseException) -> int:
-    """503 when the database is away; 502 when the LLM endpoint fails; 409 when a model must be trained
-    first; 400 for the caller's input."""
-    if isinstance(exc, DriverError) or (isinstance(exc, Neo4jError) and exc.code and "Transient" in exc.code):
-        return 503
-    if isinstance(exc, KgqaError) and str(exc).startswith("LLM endpoint"):
-        return 502
-    if isinstance(exc, ModelMissing):
-        return 409
-    if isinstance(exc, KgqaError) and any(marker in str(exc) for marker in UNREACHABLE):
-        return 503
-    return 400
 
 
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
@@ -346,7 +329,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @app.exception_handler(DriverError)
     @app.exception_handler(Neo4jError)
     async def _failure(_request: Request, exc: Exception) -> JSONResponse:
-        return _error(_status_of(exc), failure_line(exc) or str(exc), remote)
+        return _error(failure_kind(exc).http_status, failure_line(exc) or str(exc), remote)
 
     @app.exception_handler(Exception)
     async def _bug(_request: Request, exc: Exception) -> JSONResponse:

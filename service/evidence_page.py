@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgqaError
 from kgqa.service.app import STATIC
 
 
@@ -51,9 +51,9 @@ window.kgqaLastGraph = kgqaDrawEvidence(document.getElementById("graph"), {_scri
 
 def check_page_path(path: Path) -> None:
     if path.suffix.lower() not in (".html", ".htm"):
-        raise KgqaError(f"--graph writes an HTML page: name the file .html, not {path.name!r}")
+        raise BadInput(f"--graph writes an HTML page: name the file .html, not {path.name!r}")
     if not path.parent.is_dir():
-        raise KgqaError(f"--graph: the folder {path.parent} does not exist")
+        raise BadInput(f"--graph: the folder {path.parent} does not exist")
 
 
 def write_evidence_html(result: dict[str, Any], path: Path) -> None:

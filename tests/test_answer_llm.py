@@ -283,7 +283,7 @@ def test_config_from_env_and_the_answer_entry_point(
 
 
 def test_cli_prints_the_endpoint_error_on_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI's error path: a KgqaError from the answerer becomes `kgqa: error: ...` and exit 1."""
+    """The CLI's error path: the answerer's LlmUnavailable becomes `kgqa: error: ...` and exit 6."""
     import click
     from click.testing import CliRunner
     from kgqa.cli.main import _Group
@@ -300,6 +300,6 @@ def test_cli_prints_the_endpoint_error_on_one_line(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     result = CliRunner().invoke(group, ["ask"])
-    assert result.exit_code == 1
+    assert result.exit_code == 6  # the LLM endpoint unavailable
     assert result.output.startswith(f"kgqa: error: LLM endpoint {url} is not reachable: ")
     assert result.output.count("\n") == 1

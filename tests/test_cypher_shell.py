@@ -54,7 +54,7 @@ def test_read_only_unless_write_is_given(neo4j_env: dict[str, str]) -> None:
         f"CREATE INDEX probe FOR (n:{label}) ON (n.x)",
     ):
         result = run_kgqa("cypher", statement)
-        assert result.returncode == 1, statement
+        assert result.returncode == 2, statement  # refused as bad input
         line = result.stderr.strip()
         assert len(line.splitlines()) == 1 and "read-only unless given --write" in line, line
     assert _count(label) == 0

@@ -130,10 +130,10 @@ def test_cli_errors_are_one_line(neo4j_env: dict[str, str], tmp_path: Path) -> N
         str(tmp_path / "x.json"),
         "--no-progress",
     )
-    assert unknown.returncode == 1
+    assert unknown.returncode == 2  # bad input
     assert unknown.stderr.strip().splitlines()[-1].startswith("kgqa: error: unknown method 'nosuch'")
     no_dev = run_kgqa("eval", "cwq", "--split", "dev")
-    assert no_dev.returncode == 1 and "cwq has no dev split here" in no_dev.stderr
+    assert no_dev.returncode == 2 and "cwq has no dev split here" in no_dev.stderr
     no_kg = run_kgqa(
         "eval",
         "metaqa",
@@ -149,6 +149,6 @@ def test_cli_errors_are_one_line(neo4j_env: dict[str, str], tmp_path: Path) -> N
         str(tmp_path / "y.json"),
         "--no-progress",
     )
-    assert no_kg.returncode == 1 and "no knowledge graph named 'no-such-kg' is loaded" in no_kg.stderr
+    assert no_kg.returncode == 3 and "no knowledge graph named 'no-such-kg' is loaded" in no_kg.stderr
     bad_hops = run_kgqa("eval", "metaqa", "--hops", "1,4")
     assert bad_hops.returncode == 2 and "hops must be among 1,2,3" in bad_hops.stderr

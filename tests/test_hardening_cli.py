@@ -33,9 +33,10 @@ def test_a_huge_k_is_one_line(neo4j_env: dict[str, str]) -> None:
 
 
 def test_an_empty_claim_fails_as_an_empty_question_does(neo4j_env: dict[str, str]) -> None:
-    assert _one_line_error(run_kgqa("verify", "")) == "kgqa: error: the claim is empty"
-    assert _one_line_error(run_kgqa("verify", "  ")) == "kgqa: error: the claim is empty"
-    assert _one_line_error(run_kgqa("ask", "")) == "kgqa: error: the question is empty"
+    # bad input exits with 2, as Click's own usage errors do (kgqa.core.errors)
+    assert _one_line_error(run_kgqa("verify", ""), code=2) == "kgqa: error: the claim is empty"
+    assert _one_line_error(run_kgqa("verify", "  "), code=2) == "kgqa: error: the claim is empty"
+    assert _one_line_error(run_kgqa("ask", ""), code=2) == "kgqa: error: the question is empty"
 
 
 def test_cypher_exit_code_counts_the_failed_statements_of_stdin(neo4j_env: dict[str, str]) -> None:
@@ -53,7 +54,7 @@ def test_cypher_reads_dbms_state_but_changes_nothing_without_write(neo4j_env: di
     done = run_kgqa("cypher", "--format", "json", "CALL dbms.components() YIELD name RETURN name")
     assert done.returncode == 0 and "Neo4j Kernel" in done.stdout, done.stderr
     for changes in ("CALL db.clearQueryCaches()", "CREATE INDEX kgqa_never IF NOT EXISTS FOR (n:X) ON (n.x)"):
-        assert "changes the schema" in _one_line_error(run_kgqa("cypher", changes))
+        assert "changes the schema" in _one_line_error(run_kgqa("cypher", changes), code=2)
 
 
 def test_read_only_cypher_has_a_transaction_timeout(neo4j_env: dict[str, str]) -> None:
@@ -97,7 +98,8 @@ def test_a_corrupt_classifier_file_says_train_it_again(
     for name in question_classifiers.iterdir():
         if name.name != "metadata.json":
             (target / name.name).write_bytes(b"\x80\x04not a pickle at all")
-    line = _one_line_error(run_kgqa("ask", "who directed [Kismet]", "--kg", cli_kg, "--method", "sgrag"))
+    done = run_kgqa("ask", "who directed [Kismet]", "--kg", cli_kg, "--method", "sgrag")
+    line = _one_line_error(done, code=4)  # a model missing: the method cannot run here
     assert "no usable question classifier" in line and f"kgqa train all --kg {cli_kg}" in line, line
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, CannotRunHere, KgqaError, ModelMissing
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.qa.routing import (
     MethodOutcome,
@@ -153,7 +153,7 @@ def test_the_route_moves_on_when_a_method_fails_or_finds_nothing() -> None:
     signals = QuestionSignals(1, 0, True, "directed_by>", 0.1)
     route = Route(signals, plan_route(signals, ALL, POLICY))
     outcomes: dict[str, Any] = {
-        "simgrag": KgqaError("no GSR model: run `kgqa train gsr`"),
+        "simgrag": ModelMissing("GSR model", "kgqa train gsr"),
         "gsr": _evidence("gsr", [], reason="no chain reached anything"),
         "sgrag": _evidence("sgrag", [("A", "directed_by", "B")]),
     }
@@ -167,7 +167,7 @@ def test_the_route_moves_on_when_a_method_fails_or_finds_nothing() -> None:
     evidence = follow_route(route, retrieve)
     assert evidence is not None and evidence.method == "sgrag" and route.chosen == "sgrag"
     assert [t["method"] for t in route.tried] == ["simgrag", "gsr", "sgrag"]
-    assert route.tried[0]["outcome"].startswith("failed: no GSR model")
+    assert route.tried[0]["outcome"].startswith("failed: no GSR model is installed")
     assert route.tried[1]["outcome"] == "no chain reached anything"
     assert route.tried[2]["outcome"] == "answered"
     shown = route.to_json()
@@ -175,6 +175,26 @@ def test_the_route_moves_on_when_a_method_fails_or_finds_nothing() -> None:
     nothing = Route(signals, plan_route(signals, ALL, POLICY))
     assert follow_route(nothing, lambda m: _evidence(m, [])) is None and nothing.chosen is None
     assert len(nothing.tried) == len(nothing.planned)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [BadInput("the question is empty"), KgqaError("a failure of its own"), KeyError("a bug of ours")],
+    ids=["bad input", "other failure", "bug"],
+)
+def test_the_route_moves_on_only_when_a_method_cannot_run_here(failure: Exception) -> None:
+    """A bug or bad input is reported, not taken for a method that cannot run (issue 31)."""
+    signals = QuestionSignals(1, 0, True, "directed_by>", 0.1)
+    route = Route(signals, plan_route(signals, ALL, POLICY))
+
+    def retrieve(method: str) -> Evidence:
+        if method == route.planned[0].method:
+            raise CannotRunHere("the KG has no vectors")
+        raise failure
+
+    with pytest.raises(type(failure)):
+        follow_route(route, retrieve)
+    assert [t["outcome"] for t in route.tried] == ["failed: the KG has no vectors"]
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def test_ask_gives_what_kgqa_ask_json_gives(served: str, method: str) -> None:
         ({"question": "who directed Kismet", "method": "magic"}, 422, "method: Input should be"),
         (
             {"question": "who directed Kismet", "kg": "no-such-kg"},
-            400,
+            409,  # KgNotReady (kgqa.core.errors)
             "no knowledge graph named 'no-such-kg'",
         ),
     ],

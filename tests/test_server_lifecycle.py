@@ -112,7 +112,7 @@ def test_wrong_password_from_env_is_a_clear_error(neo4j_env: dict[str, str]) -> 
         "RETURN 1",
         env={"NEO4J_URI": f"bolt://127.0.0.1:{TEST_PORT}", "NEO4J_USER": "neo4j", "NEO4J_PASSWORD": "wrong"},
     )
-    assert result.returncode == 1
+    assert result.returncode == 5  # the database unavailable (kgqa.core.errors)
     assert result.stderr.strip() == (
         f"kgqa: error: authentication failed for user 'neo4j' at bolt://127.0.0.1:{TEST_PORT} "
         "(check NEO4J_USER/NEO4J_PASSWORD)"

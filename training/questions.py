@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kgqa.core.chains import Chain, Step, parse_chain_key
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.core.text import BRACKET, bracketed
 from kgqa.graph.cypher import render
 from neo4j import Driver, RoutingControl
@@ -113,11 +113,11 @@ def question_files(paths: Sequence[Path | str]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if not path.exists():
-            raise KgqaError(f"--questions {path}: no such file or folder")
+            raise BadInput(f"--questions {path}: no such file or folder")
         candidates = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         here = [p for p in candidates if _is_question_file(p, given=not path.is_dir())]
         if not here:
-            raise KgqaError(f"--questions {path}: no question file found (see `kgqa train all --help`)")
+            raise BadInput(f"--questions {path}: no question file found (see `kgqa train all --help`)")
         found += here
     return sorted(dict.fromkeys(found))
 
@@ -127,7 +127,7 @@ def _is_question_file(path: Path, given: bool) -> bool:
         return False
     if _TEST_NAME.search(path.stem):
         if given:
-            raise KgqaError(f"--questions {path}: a test split is for final reporting only, never training")
+            raise BadInput(f"--questions {path}: a test split is for final reporting only, never training")
         return False
     first = _first_line(path)
     if path.suffix.lower() == ".jsonl":
@@ -167,7 +167,7 @@ def _read_bracket_tsv(path: Path) -> Iterator[_Raw]:
                 continue
             fields = line.split("\t")
             if len(fields) < 2:
-                raise KgqaError(f"{path}:{number}: expected 'question<TAB>answer|answer...[<TAB>chain]'")
+                raise BadInput(f"{path}:{number}: expected 'question<TAB>answer|answer...[<TAB>chain]'")
             topics = tuple(bracketed(fields[0]))
             chain = _bracket_chain(fields[2], path, number) if len(fields) > 2 and fields[2].strip() else None
             yield _Raw(
@@ -188,11 +188,11 @@ def _bracket_chain(text: str, path: Path, number: int) -> Chain:
         try:
             return parse_chain_key(text.strip())
         except ValueError as exc:
-            raise KgqaError(f"{path}:{number}: {exc}") from None
+            raise BadInput(f"{path}:{number}: {exc}") from None
     steps: list[Step] = []
     for part in text.strip().split("|"):
         if not part:
-            raise KgqaError(f"{path}:{number}: empty step in chain {text!r}")
+            raise BadInput(f"{path}:{number}: empty step in chain {text!r}")
         steps.append((part[: -len("_inv")], "in") if part.endswith("_inv") else (part, "out"))
     return tuple(steps)
 
@@ -207,7 +207,7 @@ def _read_jsonl(path: Path) -> Iterator[_Raw]:
                 if not isinstance(row, dict) or not isinstance(row.get("question"), str):
                     raise ValueError("an object with a 'question' string")
             except ValueError as exc:
-                raise KgqaError(f"{path}:{number}: not a question object ({exc})") from None
+                raise BadInput(f"{path}:{number}: not a question object ({exc})") from None
             if row.get("part") == "heldout":
                 continue
             ids = row.get("topic_ids")
@@ -218,11 +218,9 @@ def _read_jsonl(path: Path) -> Iterator[_Raw]:
                 try:
                     chain = tuple((str(r), str(w)) for r, w in row["relation_path"])
                 except (TypeError, ValueError):
-                    raise KgqaError(
-                        f"{path}:{number}: relation_path must be [[relation, way], ...]"
-                    ) from None
+                    raise BadInput(f"{path}:{number}: relation_path must be [[relation, way], ...]") from None
                 if any(w not in ("out", "in") for _r, w in chain):
-                    raise KgqaError(f"{path}:{number}: a relation_path step's way is 'out' or 'in'")
+                    raise BadInput(f"{path}:{number}: a relation_path step's way is 'out' or 'in'")
             yield _Raw(
                 text=_plain(row["question"]),
                 topics=tuple(str(t) for t in topics),
@@ -254,7 +252,7 @@ def _read_csv(path: Path) -> Iterator[_Raw]:
         }
         missing = [what for what in ("question", "topic", "answers") if columns[what] is None]
         if missing:
-            raise KgqaError(f"{path}:1: the header names no {' or '.join(missing)} column")
+            raise BadInput(f"{path}:1: the header names no {' or '.join(missing)} column")
         for number, row in enumerate(reader, start=2):
             question = (row.get(columns["question"]) or "").strip()
             topic = (row.get(columns["topic"]) or "").strip()

@@ -13,7 +13,7 @@ from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput
 from kgqa.loaders.bulk.staging import PartitionStager
 from kgqa.loaders.inputs import compressed, count_lines, line_ranges
 from kgqa.loaders.plan import InputPlan, ParseContext, Parser
@@ -161,7 +161,7 @@ def workers() -> int:
     value = os.environ.get("KGQA_BULK_WORKERS", "").strip()
     if value:
         if not value.isdigit() or int(value) < 1:
-            raise KgqaError(f"KGQA_BULK_WORKERS must be a whole number of processes, got {value!r}")
+            raise BadInput(f"KGQA_BULK_WORKERS must be a whole number of processes, got {value!r}")
         return int(value)
     return os.cpu_count() or 1
 
