@@ -69,7 +69,9 @@ def test_every_input_of_the_configured_report_is_found() -> None:
     earlier = config["metaqa"]["freeform_earlier"]
     head, _ = report.table_cells(report.md_table(REPO / earlier["file"], earlier["heading"]) or [])
     assert all(item["earlier"] in head for item in config["metaqa"]["freeform"])
-    text, _ = report.render(config)
+    text, index, _ = report.render(config)
     for section in ("MetaQA", "FB15k-237", "WebQSP on FB15k-237", "Latency", "Load throughput", "Scale"):
         assert f"\n## {section}\n" in text
-    assert "## Detail files" in text and "bench/results/scale/at-scale.md" in text
+    assert "## Detail files" in text and "(bench/results/README.md)" in text
+    assert "[`scale/at-scale.md`](scale/at-scale.md)" in index  # links from the index's own folder
+    assert len(text.splitlines()) < 300  # a report a person reads in five minutes (issue 31)
