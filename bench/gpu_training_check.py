@@ -54,7 +54,10 @@ def check_gsr(vocab: Path | None) -> str:
 
 def check_subgraphrag() -> str:
     sys.path.insert(0, str(REPO))
-    import kgqa.training.subgraphrag as sg
+    from kgqa.training.subgraphrag.config import TrainConfig
+    from kgqa.training.subgraphrag.export import check_onnx, check_rows, to_onnx
+    from kgqa.training.subgraphrag.fit import EmbeddingTensors, fit, score_examples
+    from kgqa.training.subgraphrag.model import TripleScorer
 
     from tests.test_subgraphrag_training import _toy_examples, _toy_index
 
@@ -64,25 +67,25 @@ def check_subgraphrag() -> str:
     val = _toy_examples(index, True, 12, seed=2)
     questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
     on = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    tensors = sg._Tensors(
+    tensors = EmbeddingTensors(
         torch.from_numpy(questions).to(on),
         torch.from_numpy(index.entity_vectors).to(on),
         torch.from_numpy(index.relation_vectors).to(on),
     )
-    model = sg.TripleScorer(384, 10, 16).to(on)
+    model = TripleScorer(384, 10, 16).to(on)
     began = time.perf_counter()
-    history = sg.fit(
-        model, train, val, tensors, sg.TrainConfig(epochs=3, batch_questions=8), log=lambda _m: None
-    )
+    history = fit(model, train, val, tensors, TrainConfig(epochs=3, batch_questions=8), log=lambda _m: None)
     seconds = time.perf_counter() - began
-    on_device = sg.score_examples(model, val, tensors)
+    on_device = score_examples(model, val, tensors)
     cpu = model.cpu()
-    cpu_tensors = sg._Tensors(*(t.cpu() for t in (tensors.questions, tensors.entities, tensors.relations)))
-    on_cpu = sg.score_examples(cpu, val, cpu_tensors)
+    cpu_tensors = EmbeddingTensors(
+        *(t.cpu() for t in (tensors.questions, tensors.entities, tensors.relations))
+    )
+    on_cpu = score_examples(cpu, val, cpu_tensors)
     diff = max(float(np.abs(a - b).max()) for a, b in zip(on_device, on_cpu, strict=True))
     assert diff < 1e-3, diff
-    rows = sg.check_rows(cpu, val, index, questions)
-    assert sg.check_onnx(sg.to_onnx(cpu), cpu, rows) <= 1e-5
+    rows = check_rows(cpu, val, index, questions)
+    assert check_onnx(to_onnx(cpu), cpu, rows) <= 1e-5
     return (
         f"SubgraphRAG: trained on {on} in {seconds:.1f}s ({len(history)} epochs, recall@100 "
         f"{history[-1]['recall@100']:.2f}); scores on {on} and on the CPU differ by {diff:.1e}"

@@ -71,7 +71,7 @@ def load(
     _quiet_notifications()
     if no_embeddings and embeddings not in (None, "none"):
         raise click.UsageError(f"--no-embeddings contradicts --embeddings {embeddings}")
-    from kgqa.loaders.pipeline import LoadOptions
+    from kgqa.loaders.load_types import LoadOptions
     from kgqa.loaders.pipeline import load as run_load
     from kgqa.loaders.progress import Progress
     from kgqa.models.encoder import model_for_choice
@@ -174,7 +174,7 @@ def kgs(as_json: bool, drop: str | None) -> None:
 def index(kg: str | None, missing_only: bool, embeddings: str | None) -> None:
     """Rebuild embeddings and indexes without reloading the triples."""
     _quiet_notifications()
-    from kgqa.loaders.pipeline import build_indexes
+    from kgqa.loaders.indexing import build_indexes
     from kgqa.loaders.progress import Progress
     from kgqa.models.encoder import model_for_choice
 

@@ -294,7 +294,8 @@ def train_all(
             done(), gsr.examples, {"chain_accuracy_held_out_wordings": round(gsr.valid_chain_accuracy, 4)}
         )
     if "subgraphrag" in wanted:
-        from kgqa.training.subgraphrag import TrainConfig, train_subgraphrag
+        from kgqa.training.subgraphrag.config import TrainConfig
+        from kgqa.training.subgraphrag.pipeline import train_subgraphrag
 
         done = _timed(log, "training SubgraphRAG's triple scorer")
         result = train_subgraphrag(

@@ -100,7 +100,8 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def metaqa_kg(driver: Any, shared_data: Path) -> str:
     """KG ``metaqa``: all of MetaQA with embeddings, by the real loader (a no-op when it is loaded)."""
-    from kgqa.loaders.pipeline import LoadOptions, load
+    from kgqa.loaders.load_types import LoadOptions
+    from kgqa.loaders.pipeline import load
 
     summary = load(LoadOptions("metaqa", [shared_data / "metaqa"], kg=METAQA_KG), driver=driver)
     assert summary.status == "complete" and summary.entities == 43_234, summary

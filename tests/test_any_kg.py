@@ -27,7 +27,8 @@ QUICK = {
 @pytest.fixture(scope="module")
 def fb15k(driver: Any, shared_data: Path) -> str:
     from kgqa.learn.train_all import TrainAllOptions, train_all
-    from kgqa.loaders.pipeline import LoadOptions, load
+    from kgqa.loaders.load_types import LoadOptions
+    from kgqa.loaders.pipeline import load
     from kgqa.training.synthesis import SynthesisConfig
 
     summary = load(LoadOptions("freebase", [shared_data / "fb15k-237"], kg=KG), driver=driver)

@@ -25,7 +25,8 @@ from kgqa.evaluation.metrics import (
     score_answers,
 )
 from kgqa.evaluation.report import summarize
-from kgqa.evaluation.runner import EvalConfig, build_record, in_order, read_jsonl, run_eval
+from kgqa.evaluation.results import build_record, read_jsonl
+from kgqa.evaluation.runner import EvalConfig, in_order, run_eval
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 MINI_METAQA = FIXTURES / "metaqa"

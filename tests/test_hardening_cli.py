@@ -74,7 +74,8 @@ def test_a_driver_notification_is_printed_once(neo4j_env: dict[str, str]) -> Non
 @pytest.fixture(scope="module")
 def cli_kg(driver: Any) -> Iterator[str]:
     from kgqa.loaders.kgs import drop_kg
-    from kgqa.loaders.pipeline import LoadOptions, load
+    from kgqa.loaders.load_types import LoadOptions
+    from kgqa.loaders.pipeline import load
     from kgqa.models.kg_models import part_dir
 
     from tests.test_load_parsers import METAQA
@@ -108,7 +109,8 @@ def test_the_password_never_reaches_neo4j_admins_command_line(
     neo4j_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from kgqa.graph import server as server_module
-    from kgqa.graph.server import ManagedServer, find_java
+    from kgqa.graph.server import ManagedServer
+    from kgqa.graph.server_install import find_java
 
     home = tmp_path / "home"
     (home / "neo4j" / "conf").mkdir(parents=True)

@@ -18,8 +18,10 @@ from typing import Any
 import pyoxigraph as ox
 import pytest
 from kgqa.loaders import dbpedia, freebase
+from kgqa.loaders.indexing import build_indexes
 from kgqa.loaders.kgs import drop_kg, list_kgs
-from kgqa.loaders.pipeline import LoadOptions, build_indexes, load
+from kgqa.loaders.load_types import LoadOptions
+from kgqa.loaders.pipeline import load
 from kgqa.loaders.schema import index_states
 
 from tests.conftest import run_kgqa

@@ -47,7 +47,8 @@ def remote(neo4j_env: dict[str, str], metaqa_kg: str) -> Iterator[TestClient]:
 def unembedded(driver: Any) -> Iterator[str]:
     """A tiny KG loaded by the real loader with ``--no-embeddings`` (no vectors, no models)."""
     from kgqa.loaders.kgs import drop_kg
-    from kgqa.loaders.pipeline import LoadOptions, load
+    from kgqa.loaders.load_types import LoadOptions
+    from kgqa.loaders.pipeline import load
 
     from tests.test_load_parsers import METAQA
 
@@ -234,7 +235,7 @@ def test_the_cli_says_one_line_without_embeddings(neo4j_env: dict[str, str], une
 
 def test_frag_itself_refuses_a_kg_without_relation_vectors(driver: Any, unembedded: str) -> None:
     from kgqa.core.errors import KgqaError
-    from kgqa.retrieve.frag import relation_embeddings
+    from kgqa.retrieve.frag_ranking import relation_embeddings
 
     with pytest.raises(KgqaError, match="loaded without embeddings"):
         relation_embeddings(driver, unembedded)

@@ -141,13 +141,12 @@ def test_external_server_env_is_used(neo4j_env: dict[str, str]) -> None:
 
 def test_embedding_cache_size_reaches_the_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kgqa.core.errors import KgqaError
-    from kgqa.graph.server import ManagedServer
+    from kgqa.graph.server_install import write_conf
 
-    server = ManagedServer(home=tmp_path, port=7999)
     monkeypatch.setenv("KGQA_EMBEDDING_CACHE_MB", "64")
-    server._write_conf()
+    write_conf(tmp_path / "neo4j", 7999, tmp_path / "models")
     conf = (tmp_path / "neo4j" / "conf" / "neo4j.conf").read_text()
     assert "server.jvm.additional=-Dkgqa.embeddingCache.mb=64" in conf.splitlines()
     monkeypatch.setenv("KGQA_EMBEDDING_CACHE_MB", "lots")
     with pytest.raises(KgqaError, match="KGQA_EMBEDDING_CACHE_MB must be a whole number of megabytes"):
-        server._write_conf()
+        write_conf(tmp_path / "neo4j", 7999, tmp_path / "models")

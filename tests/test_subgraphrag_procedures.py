@@ -299,7 +299,7 @@ def test_retrieve_scores_follow_the_feature_contract(driver, tiny_kg, linear_mod
 def test_path_codes_in_the_database_are_the_trainers(driver, tiny_kg, linear_path_model, vectors) -> None:  # type: ignore[no-untyped-def]
     """kgqa.subgraphrag.retrieve's path codes (Java PathCodes) against the trainer's numpy path_weights over
     the same candidates, through a linear scorer whose every weight is known."""
-    from kgqa.training.subgraphrag_data import expand_path_codes, path_weights
+    from kgqa.training.subgraphrag.paths import expand_path_codes, path_weights
 
     q = vectors["question"]
     for topics in (["Kismet"], ["Golden Earrings", "Portrait of Jennie"]):

@@ -20,24 +20,23 @@ pytest.importorskip("onnxruntime")
 from kgqa.core.errors import KgqaError  # noqa: E402
 from kgqa.core.text import without_brackets  # noqa: E402
 from kgqa.retrieve.subgraphrag import SubgraphRagTrace, answer_candidates, dedup_scored  # noqa: E402
-from kgqa.training import subgraphrag as sg  # noqa: E402
 from kgqa.training.questions import LabelledQuestion  # noqa: E402
-from kgqa.training.subgraphrag_data import (  # noqa: E402
-    ChainLabels,
-    DdeLayout,
-    KgIndex,
-    LocalGraph,
-    chain_labels,
-    dde_codes,
-    dde_entity_dim,
-    expand_path_codes,
-    feature_rows,
-    input_dim,
-    local_subgraph,
-    path_slots,
-    path_weights,
-    shortest_path_labels,
+from kgqa.training.subgraphrag.candidates import DdeLayout, dde_entity_dim, feature_rows, input_dim  # noqa: E402
+from kgqa.training.subgraphrag.config import TrainConfig  # noqa: E402
+from kgqa.training.subgraphrag.embeddings import KgIndex  # noqa: E402
+from kgqa.training.subgraphrag.examples import ExampleSet, sample_rows  # noqa: E402
+from kgqa.training.subgraphrag.export import (  # noqa: E402
+    check_onnx,
+    check_rows,
+    install_model,
+    split_first_layer,
+    to_onnx,
 )
+from kgqa.training.subgraphrag.fit import EmbeddingTensors, balanced_bce, fit, score_examples  # noqa: E402
+from kgqa.training.subgraphrag.labels import ChainLabels, chain_labels, shortest_path_labels  # noqa: E402
+from kgqa.training.subgraphrag.model import TripleScorer  # noqa: E402
+from kgqa.training.subgraphrag.paths import expand_path_codes, path_slots, path_weights  # noqa: E402
+from kgqa.training.subgraphrag.reference import LocalGraph, dde_codes, local_subgraph  # noqa: E402
 
 # --- weak labels ---
 
@@ -200,7 +199,7 @@ def _toy_index(n_entities: int = 12, n_relations: int = 3, dim: int = 384, seed:
 
 def _toy_examples(
     index: KgIndex, include_seed: bool, n_questions: int = 24, seed: int = 1, path_steps: int = 0
-) -> sg.ExampleSet:
+) -> ExampleSet:
     rng = np.random.default_rng(seed)
     n = len(index.entity_ids)
     heads = rng.integers(0, n, 60)
@@ -218,7 +217,7 @@ def _toy_examples(
             [int(rng.integers(0, sub.entities.size))],
         )
         parts.append((q, 1 + q % 3, sub, labels, int(labels.sum()), int(labels.size)))
-    return sg.ExampleSet.concat(parts, 10 if include_seed else 8)
+    return ExampleSet.concat(parts, 10 if include_seed else 8)
 
 
 @pytest.mark.parametrize(
@@ -232,15 +231,15 @@ def test_decomposed_forward_equals_plain_forward(
     index = _toy_index()
     examples = _toy_examples(index, include_seed, path_steps=path_steps)
     questions = np.random.default_rng(3).normal(size=(len(examples), 384)).astype(np.float32)
-    tensors = sg._Tensors(
+    tensors = EmbeddingTensors(
         torch.from_numpy(questions),
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = sg.TripleScorer(384, 10 if include_seed else 8, 32, question_relation, path_slots(path_steps))
+    model = TripleScorer(384, 10 if include_seed else 8, 32, question_relation, path_slots(path_steps))
     if path_steps:
         assert int(examples.path_width) == path_slots(path_steps) * 3 and examples.path_data.size > 0
-    parts = sg.score_examples(model, examples, tensors, batch_questions=5)
+    parts = score_examples(model, examples, tensors, batch_questions=5)
     for i in range(len(examples)):
         sub, _labels = examples.subgraph(i)
         rows = feature_rows(sub, index, questions[examples.question_rows[i]], question_relation)
@@ -256,18 +255,18 @@ def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
     train = _toy_examples(index, True, 40, seed=1)
     val = _toy_examples(index, True, 12, seed=2)
     questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
-    tensors = sg._Tensors(
+    tensors = EmbeddingTensors(
         torch.from_numpy(questions),
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = sg.TripleScorer(384, 10, 16)
-    config = sg.TrainConfig(epochs=3, batch_questions=8, patience=5)
-    history = sg.fit(model, train, val, tensors, config, log=lambda _m: None)
+    model = TripleScorer(384, 10, 16)
+    config = TrainConfig(epochs=3, batch_questions=8, patience=5)
+    history = fit(model, train, val, tensors, config, log=lambda _m: None)
     assert len(history) == 3 and all(0.0 <= h["recall@100"] <= 1.0 for h in history)
-    model_bytes = sg.to_onnx(model)
-    rows = sg.check_rows(model, val, index, questions)
-    assert sg.check_onnx(model_bytes, model, rows) <= 1e-5
+    model_bytes = to_onnx(model)
+    rows = check_rows(model, val, index, questions)
+    assert check_onnx(model_bytes, model, rows) <= 1e-5
 
     import onnx
     import onnxruntime as ort
@@ -281,12 +280,12 @@ def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
         (out,) = session.run(["scores"], {"features": rows[:n]})
         assert out.shape == (n,)
 
-    broken = sg.TripleScorer(384, 10, 16)
+    broken = TripleScorer(384, 10, 16)
     with pytest.raises(KgqaError, match="differ"):
-        sg.check_onnx(model_bytes, broken, rows)
+        check_onnx(model_bytes, broken, rows)
 
     # The first layer in parts (what the database scores with) gives the same scores as torch.
-    parts, parts_diff = sg.split_first_layer(model, rows)
+    parts, parts_diff = split_first_layer(model, rows)
     assert parts_diff <= 1e-5
     from kgqa.training.scorer_onnx import check_parts, scores_from_parts
 
@@ -296,8 +295,8 @@ def test_small_training_run_then_onnx_agrees_with_torch(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="differ"):
         check_parts(parts, other, rows, 384, 10, 1e-4)
 
-    target = sg.install_model(tmp_path / "toy", model_bytes, {"input_dim": model.input_dim})
-    again = sg.install_model(tmp_path / "toy", model_bytes, {"input_dim": model.input_dim, "v": 2})
+    target = install_model(tmp_path / "toy", model_bytes, {"input_dim": model.input_dim})
+    again = install_model(tmp_path / "toy", model_bytes, {"input_dim": model.input_dim, "v": 2})
     assert target == again and json.loads((target / "meta.json").read_text())["v"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]
 
@@ -308,19 +307,19 @@ def test_question_relation_model_exports_and_splits_like_torch(tmp_path: Path) -
     train = _toy_examples(index, True, 40, seed=1)
     val = _toy_examples(index, True, 12, seed=2)
     questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
-    tensors = sg._Tensors(
+    tensors = EmbeddingTensors(
         torch.from_numpy(questions),
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = sg.TripleScorer(384, 10, 16, question_relation=True)
+    model = TripleScorer(384, 10, 16, question_relation=True)
     assert model.input_dim == 5 * 384 + 2 * 10
-    sg.fit(model, train, val, tensors, sg.TrainConfig(epochs=2, batch_questions=8), log=lambda _m: None)
-    rows = sg.check_rows(model, val, index, questions)
+    fit(model, train, val, tensors, TrainConfig(epochs=2, batch_questions=8), log=lambda _m: None)
+    rows = check_rows(model, val, index, questions)
     assert rows.shape[1] == model.input_dim
-    model_bytes = sg.to_onnx(model)
-    assert sg.check_onnx(model_bytes, model, rows) <= 1e-5
-    parts, parts_diff = sg.split_first_layer(model, rows)
+    model_bytes = to_onnx(model)
+    assert check_onnx(model_bytes, model, rows) <= 1e-5
+    parts, parts_diff = split_first_layer(model, rows)
     assert parts_diff <= 1e-5
 
     # The product block matters: zeroing it changes the scores, so the parts check above compared it.
@@ -334,7 +333,7 @@ def test_question_relation_model_exports_and_splits_like_torch(tmp_path: Path) -
     from kgqa.training.scorer_onnx import PARTS_FILE, add_parts
 
     meta = {"input_dim": model.input_dim, "embedding_dim": 384, "question_relation": True}
-    target = sg.install_model(tmp_path / "qr", model_bytes, meta)
+    target = install_model(tmp_path / "qr", model_bytes, meta)
     assert add_parts(target) == target / PARTS_FILE
 
 
@@ -344,18 +343,18 @@ def test_a_path_code_model_exports_and_splits_like_torch() -> None:
     train = _toy_examples(index, True, 40, seed=1, path_steps=2)
     val = _toy_examples(index, True, 12, seed=2, path_steps=2)
     questions = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
-    tensors = sg._Tensors(
+    tensors = EmbeddingTensors(
         torch.from_numpy(questions),
         torch.from_numpy(index.entity_vectors),
         torch.from_numpy(index.relation_vectors),
     )
-    model = sg.TripleScorer(384, 10, 16, path_slots=path_slots(2))
+    model = TripleScorer(384, 10, 16, path_slots=path_slots(2))
     assert model.input_dim == input_dim(DdeLayout(True, path_steps=2)) == 4 * 384 + 2 * (10 + 4 * 384)
-    sg.fit(model, train, val, tensors, sg.TrainConfig(epochs=2, batch_questions=8), log=lambda _m: None)
-    rows = sg.check_rows(model, val, index, questions)
+    fit(model, train, val, tensors, TrainConfig(epochs=2, batch_questions=8), log=lambda _m: None)
+    rows = check_rows(model, val, index, questions)
     assert rows.shape[1] == model.input_dim
-    assert sg.check_onnx(sg.to_onnx(model), model, rows) <= 1e-5
-    _parts, parts_diff = sg.split_first_layer(model, rows)
+    assert check_onnx(to_onnx(model), model, rows) <= 1e-5
+    _parts, parts_diff = split_first_layer(model, rows)
     assert parts_diff <= 1e-5
     # the path codes matter: zeroing them changes the scores
     with torch.no_grad():
@@ -386,7 +385,7 @@ def test_sample_rows_keeps_positives() -> None:
     index = _toy_index()
     examples = _toy_examples(index, True, 5)
     sub, labels = examples.subgraph(0)
-    rows = sg.sample_rows(sub, labels, 3, np.random.default_rng(0))
+    rows = sample_rows(sub, labels, 3, np.random.default_rng(0))
     assert set(np.flatnonzero(labels)) <= set(rows.tolist())
     assert (~labels[rows]).sum() <= 3
 
@@ -460,7 +459,8 @@ def _procedures(driver) -> set[str]:  # type: ignore[no-untyped-def]
 
 
 def test_db_candidates_match_the_numpy_reference(driver, metaqa_kg) -> None:  # type: ignore[no-untyped-def]
-    from kgqa.training.subgraphrag_data import check_reference_parity, load_kg_index, load_local_graph
+    from kgqa.training.subgraphrag.embeddings import load_kg_index
+    from kgqa.training.subgraphrag.reference import check_reference_parity, load_local_graph
 
     index = load_kg_index(driver, "metaqa")
     graph = load_local_graph(driver, index)
@@ -501,10 +501,11 @@ def test_train_with_limit_installs_a_working_model(
 
     directory = subgraphrag_model_dir("metaqa", "pytest-tiny")
     meta = json.loads((directory / "meta.json").read_text())
-    # The defaults (TrainConfig, subgraphrag_data): a row is [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ z_q ⊙ z_rel]
-    # (5 vectors of 384) and the head's and tail's entity codes. An entity code is its DDE, 2 columns per
-    # round with 2 forward + 2 reverse rounds and the seed one-hot (2 * (2 + 2 + 1) = 10), then its 2-step
-    # path code: one relation mixture per (step, direction), 2 * 2 = 4 of 384. Chain labels, topic masked.
+    # The defaults (TrainConfig, subgraphrag_candidates): a row is
+    # [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ z_q ⊙ z_rel] (5 vectors of 384) and the head's and tail's entity codes.
+    # An entity code is its DDE, 2 columns per round with 2 forward + 2 reverse rounds and the seed one-hot
+    # (2 * (2 + 2 + 1) = 10), then its 2-step path code: one relation mixture per (step, direction),
+    # 2 * 2 = 4 of 384. Chain labels, topic masked.
     assert (meta["dde_rounds_forward"], meta["dde_rounds_reverse"], meta["embedding_dim"]) == (2, 2, 384)
     assert meta["input_dim"] == 5 * 384 + 2 * (2 * (2 + 2 + 1) + 2 * 2 * 384)
     assert meta["question_relation"] is True
@@ -588,12 +589,12 @@ def test_balanced_bce_weighs_questions_and_classes_equally() -> None:
     logits = torch.tensor([2.0, -1.0, -3.0, 0.5, 0.5, 0.5, -2.0])
     labels = torch.tensor([True, False, False, True, True, True, False])
     rows = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-    loss = sg.balanced_bce(logits, labels, rows, 2)
+    loss = balanced_bce(logits, labels, rows, 2)
     bce = torch.nn.functional.binary_cross_entropy_with_logits
     q0 = 0.5 * bce(logits[:1], labels[:1].float()) + 0.5 * bce(logits[1:3], labels[1:3].float())
     q1 = 0.5 * bce(logits[3:6], labels[3:6].float()) + 0.5 * bce(logits[6:], labels[6:].float())
     torch.testing.assert_close(loss, (q0 + q1) / 2)
-    only_negatives = sg.balanced_bce(logits[1:3], labels[1:3], torch.tensor([0, 0]), 1)
+    only_negatives = balanced_bce(logits[1:3], labels[1:3], torch.tensor([0, 0]), 1)
     torch.testing.assert_close(only_negatives, bce(logits[1:3], labels[1:3].float()))
 
 
@@ -601,7 +602,8 @@ def test_feature_cache_key_covers_the_question_rows() -> None:
     """The same validation questions after fewer or more training questions point at other rows of the
     question-vector matrix (``--limit``); a cache keyed without the rows served stale offsets (IndexError
     with a smaller limit, the wrong question vectors with a larger one)."""
-    from kgqa.training.subgraphrag import _cache_key, feature_cache_key
+    from kgqa.training.subgraphrag.cache import cache_key
+    from kgqa.training.subgraphrag.examples import feature_cache_key
 
     val = [
         LabelledQuestion(
@@ -612,10 +614,10 @@ def test_feature_cache_key_covers_the_question_rows() -> None:
     common = {"version": 2, "kg": "fp", "hops": 2}
     after_60 = feature_cache_key(common, val, range(60, 63), None)
     after_80 = feature_cache_key(common, val, range(80, 83), None)
-    assert _cache_key(after_60) != _cache_key(after_80)
-    assert _cache_key(after_60) == _cache_key(feature_cache_key(common, val, range(60, 63), None))
-    assert _cache_key(feature_cache_key(common, val, range(60, 63), 8)) != _cache_key(after_60)
-    assert _cache_key(feature_cache_key(common, val[:2], range(60, 62), None)) != _cache_key(after_60)
+    assert cache_key(after_60) != cache_key(after_80)
+    assert cache_key(after_60) == cache_key(feature_cache_key(common, val, range(60, 63), None))
+    assert cache_key(feature_cache_key(common, val, range(60, 63), 8)) != cache_key(after_60)
+    assert cache_key(feature_cache_key(common, val[:2], range(60, 62), None)) != cache_key(after_60)
 
 
 def test_onnx_tolerance_is_relative_to_the_score_scale() -> None:

@@ -14,7 +14,7 @@ import java.util.Map;
  * reached through the topic film's director or through its genre alike, so a scorer that sees distance only
  * cannot tell "the films of X's director" from "the films sharing X's genre".
  *
- * <p><b>Definition</b> (the same as the trainer's {@code kgqa.training.subgraphrag_data.path_weights}). Over
+ * <p><b>Definition</b> (the same as the trainer's {@code kgqa.training.subgraphrag.paths.path_weights}). Over
  * the candidate triples taken as undirected edges, an entity at BFS distance d from the topic entities has as
  * parents its edges to entities at distance d - 1. Its code is the mean over its parent edges (one term per
  * triple) of the parent's code plus, when d &lt;= {@code steps}, a one-hot at (step d, the edge's direction,

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class PathCodesTest {
 
     // Topic 0; 0 -r0-> 1; 2 -r1-> 1; 0 -r2-> 3; 3 -r1-> 2. Node 2 is two steps out by two routes: from 1
-    // against r1, and from 3 along r1. (The numbers are kgqa.training.subgraphrag_data.path_weights' for the
+    // against r1, and from 3 along r1. (The numbers are kgqa.training.subgraphrag.paths.path_weights' for the
     // same graph; tests/test_subgraphrag_training.py checks the Python side.)
     private static final int[] HEADS = {0, 2, 0, 3};
     private static final int[] RELATIONS = {0, 1, 2, 1};
