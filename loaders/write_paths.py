@@ -71,10 +71,11 @@ def online_load(
                     else:
                         drv.execute_query(render("load/restore_kg"), kg=summary.kg, before=before)
             else:
-                raise KgqaError(
+                # the same class (its exit code: bad input, the database gone ...), with what to do now
+                failed.args = (
                     f"{failed}; KG {summary.kg!r} now holds part of this load (status loading): run the load "
-                    "again to complete it"
-                ) from failed
+                    "again to complete it",
+                )
             raise
         finally:
             writer.close()
