@@ -42,36 +42,30 @@ final class HitAlignment {
                                  Predicate<String> english) {
         Map<String, Window> windows = new HashMap<>();
         Map<Integer, List<String>> byLength = new HashMap<>();
-        for (int i = 0; i < tokens.size(); i++) {
-            if (tokens.get(i).norm().isEmpty()) {
-                continue;
+        for (LinkText.Span span : LinkText.spans(tokens)) {
+            int i = span.start();
+            int j = span.end();
+            StringBuilder spaced = new StringBuilder();
+            for (int k = i; k < j; k++) {
+                String norm = tokens.get(k).norm();
+                if (!norm.isEmpty()) {
+                    if (spaced.length() > 0) {
+                        spaced.append(' ');
+                    }
+                    spaced.append(norm);
+                }
             }
-            for (int j = i + 1; j <= Math.min(tokens.size(), i + EntityLinker.MAX_SPAN_TOKENS); j++) {
-                if (tokens.get(j - 1).norm().isEmpty()) {
-                    continue;
-                }
-                StringBuilder spaced = new StringBuilder();
-                for (int k = i; k < j; k++) {
-                    String norm = tokens.get(k).norm();
-                    if (!norm.isEmpty()) {
-                        if (spaced.length() > 0) {
-                            spaced.append(' ');
-                        }
-                        spaced.append(norm);
-                    }
-                }
-                List<String> forms = new ArrayList<>(List.of(spaced.toString()));
-                String bare = NameSimilarity.withoutPossessive(LinkText.stripPunctEnd(tokens.get(j - 1).text()));
-                if (bare != null && spaced.toString().endsWith(" s")) { // "wayne s world s" -> "wayne s world"
-                    forms.add(spaced.substring(0, spaced.length() - 2));
-                }
-                for (String form : forms) {
-                    String squeezed = form.replace(" ", "");
-                    // the first (leftmost, shortest) span with these letters stands for them
-                    if (!squeezed.isEmpty() && !windows.containsKey(squeezed)) {
-                        windows.put(squeezed, new Window(i, j, form));
-                        byLength.computeIfAbsent(LinkText.length(squeezed), n -> new ArrayList<>()).add(squeezed);
-                    }
+            List<String> forms = new ArrayList<>(List.of(spaced.toString()));
+            String bare = NameSimilarity.withoutPossessive(LinkText.stripPunctEnd(tokens.get(j - 1).text()));
+            if (bare != null && spaced.toString().endsWith(" s")) { // "wayne s world s" -> "wayne s world"
+                forms.add(spaced.substring(0, spaced.length() - 2));
+            }
+            for (String form : forms) {
+                String squeezed = form.replace(" ", "");
+                // the first (leftmost, shortest) span with these letters stands for them
+                if (!squeezed.isEmpty() && !windows.containsKey(squeezed)) {
+                    windows.put(squeezed, new Window(i, j, form));
+                    byLength.computeIfAbsent(LinkText.length(squeezed), n -> new ArrayList<>()).add(squeezed);
                 }
             }
         }

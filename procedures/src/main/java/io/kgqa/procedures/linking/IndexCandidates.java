@@ -80,38 +80,32 @@ final class IndexCandidates {
     /** Strings to look up by exact name -> the spans they come from; spans left to right, shorter first. */
     static Map<String, List<SpanRef>> exactLookups(List<Token> tokens) {
         Map<String, List<SpanRef>> lookups = new LinkedHashMap<>();
-        for (int i = 0; i < tokens.size(); i++) {
-            if (tokens.get(i).norm().isEmpty()) {
-                continue;
+        for (LinkText.Span span : LinkText.spans(tokens)) {
+            int i = span.start();
+            int j = span.end();
+            String raw = LinkText.join(tokens, i, j);
+            Set<String> typed = new LinkedHashSet<>(List.of(raw, LinkText.stripPunct(raw),
+                    LinkText.stripPunctEnd(raw), LinkText.stripPunctStart(raw)));
+            // "Wayne's World's writer": the name is the span without its possessive
+            for (String text : List.copyOf(typed)) {
+                String bare = NameSimilarity.withoutPossessive(LinkText.stripPunctEnd(text));
+                if (bare != null) {
+                    typed.add(bare);
+                }
             }
-            for (int j = i + 1; j <= Math.min(tokens.size(), i + EntityLinker.MAX_SPAN_TOKENS); j++) {
-                if (tokens.get(j - 1).norm().isEmpty()) {
+            for (String text : typed) {
+                if (text.isEmpty()) {
                     continue;
                 }
-                String raw = LinkText.join(tokens, i, j);
-                Set<String> typed = new LinkedHashSet<>(List.of(raw, LinkText.stripPunct(raw),
-                        LinkText.stripPunctEnd(raw), LinkText.stripPunctStart(raw)));
-                // "Wayne's World's writer": the name is the span without its possessive
-                for (String text : List.copyOf(typed)) {
-                    String bare = NameSimilarity.withoutPossessive(LinkText.stripPunctEnd(text));
-                    if (bare != null) {
-                        typed.add(bare);
-                    }
+                for (String variant : NameSimilarity.caseVariants(text)) {
+                    lookups.computeIfAbsent(variant, v -> new ArrayList<>())
+                            .add(new SpanRef(i, j, typed.contains(variant), false));
                 }
-                for (String text : typed) {
-                    if (text.isEmpty()) {
-                        continue;
-                    }
-                    for (String variant : NameSimilarity.caseVariants(text)) {
-                        lookups.computeIfAbsent(variant, v -> new ArrayList<>())
-                                .add(new SpanRef(i, j, typed.contains(variant), false));
-                    }
-                }
-                // "westerns", "comedies": a plural of a singular name
-                for (String singular : NameSimilarity.singulars(LinkText.stripPunct(raw))) {
-                    for (String variant : NameSimilarity.caseVariants(singular)) {
-                        lookups.computeIfAbsent(variant, v -> new ArrayList<>()).add(new SpanRef(i, j, false, true));
-                    }
+            }
+            // "westerns", "comedies": a plural of a singular name
+            for (String singular : NameSimilarity.singulars(LinkText.stripPunct(raw))) {
+                for (String variant : NameSimilarity.caseVariants(singular)) {
+                    lookups.computeIfAbsent(variant, v -> new ArrayList<>()).add(new SpanRef(i, j, false, true));
                 }
             }
         }

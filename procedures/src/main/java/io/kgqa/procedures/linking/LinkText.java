@@ -144,6 +144,29 @@ final class LinkText {
         return tokens;
     }
 
+    /** Tokens {@code start} (inclusive) to {@code end} (exclusive) that may name an entity. */
+    record Span(int start, int end) {
+    }
+
+    /**
+     * Every span of at most {@link EntityLinker#MAX_SPAN_TOKENS} tokens that starts and ends on a word (not on
+     * punctuation), left to right, shorter first: the order in which the linker lets a span stand for a name.
+     */
+    static List<Span> spans(List<Token> tokens) {
+        List<Span> out = new ArrayList<>();
+        for (int i = 0; i < tokens.size(); i++) {
+            if (tokens.get(i).norm().isEmpty()) {
+                continue;
+            }
+            for (int j = i + 1; j <= Math.min(tokens.size(), i + EntityLinker.MAX_SPAN_TOKENS); j++) {
+                if (!tokens.get(j - 1).norm().isEmpty()) {
+                    out.add(new Span(i, j));
+                }
+            }
+        }
+        return out;
+    }
+
     /** The tokens {@code start} (inclusive) to {@code end} (exclusive) as typed, single-spaced. */
     static String join(List<Token> tokens, int start, int end) {
         StringBuilder out = new StringBuilder();

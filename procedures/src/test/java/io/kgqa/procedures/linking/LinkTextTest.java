@@ -14,6 +14,16 @@ import org.junit.jupiter.api.Test;
 class LinkTextTest {
 
     @Test
+    void spansStartAndEndOnWordsLeftToRightShorterFirst() {
+        List<LinkText.Token> tokens = LinkText.tokens("who , directed Kismet ?");
+        assertEquals(5, tokens.size());
+        assertEquals(List.of(new LinkText.Span(0, 1), new LinkText.Span(0, 3), new LinkText.Span(0, 4),
+                new LinkText.Span(2, 3), new LinkText.Span(2, 4), new LinkText.Span(3, 4)), LinkText.spans(tokens));
+        List<LinkText.Token> many = LinkText.tokens("a ".repeat(EntityLinker.MAX_SPAN_TOKENS + 3));
+        assertTrue(LinkText.spans(many).stream().allMatch(s -> s.end() - s.start() <= EntityLinker.MAX_SPAN_TOKENS));
+    }
+
+    @Test
     void noBreakSpacesAndNelSeparateWordsButAZeroWidthSpaceDoesNot() {
         for (int cp : new int[] {' ', '\t', '\n', 0x1c, 0x85, 0xa0, 0x2007, 0x202f, 0x3000, 0x2028}) {
             assertTrue(LinkText.isSpace(cp), Integer.toHexString(cp));
