@@ -23,6 +23,7 @@ from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.frag import FragConfig, FragRetriever
+from kgqa.retrieve.sgrag import SgragRetriever
 from kgqa.retrieve.subgraphrag import SubgraphRagRetriever
 from neo4j import Driver
 from rich.console import Console
@@ -42,6 +43,7 @@ VARIANTS: dict[str, Any] = {
     "frag:no-hop-preference": lambda d: FragRetriever(d, config=FragConfig(hop_count_ranges=())),
     "subgraphrag:top-k": lambda d: SubgraphRagRetriever(d, select_walks=False),
     "subgraphrag:walk": lambda d: SubgraphRagRetriever(d, rank_by="walk"),
+    "sgrag:no-path-scorer": lambda d: SgragRetriever(d, use_path_scorer=False),
 }
 
 

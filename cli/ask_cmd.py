@@ -99,6 +99,8 @@ def print_result(result: Result, max_triplets: int = 25) -> None:
         if len(ev.triplets) > max_triplets:
             console.print(f"[dim]… {len(ev.triplets) - max_triplets} more (use --json for all)[/]")
     if result.route is not None:
+        if result.route.stale:
+            console.print(f"[yellow]note:[/] {result.route.stale}")
         for tried in result.route.tried:
             mark = "chose" if tried["method"] == result.route.chosen else "tried"
             console.print(f"[dim]auto {mark} {tried['method']} ({tried['why']}): {tried['outcome']}[/]")

@@ -130,6 +130,10 @@ def eval_command(
 
     from kgqa.evaluation.runner import EvalConfig, run_eval
 
+    if not no_chart and not _installed("matplotlib"):
+        # found before the questions run, not as a traceback after them
+        click.echo("kgqa: note: no chart (matplotlib is not installed: pip install 'kgqa[eval]')", err=True)
+        no_chart = True
     if split is None:
         split = "dev" if dataset == "metaqa" else "test"
     if split not in SPLITS[dataset]:
@@ -165,3 +169,12 @@ def eval_command(
         f"report {outputs['report']}\nper-question {outputs['jsonl']}\nmarkdown {outputs['markdown']}"
         + (f"\nchart {outputs['chart']}" if not no_chart else "")
     )
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: a module that was set to None (not importable)
+        return False

@@ -158,6 +158,9 @@ def kgs(as_json: bool, drop: str | None) -> None:
         if row.get("models") and row.get("models_current") is False:
             row["models"] = f"{row['models']} *"
     print_table(columns, [{c: "" if row.get(c) is None else row[c] for c in columns} for row in rows])
+    for row in rows:
+        if row.get("route_stale"):
+            click.echo(f"note: {row['route_stale']}")
 
 
 @click.command()

@@ -65,6 +65,9 @@ class Evidence:
     answer_scores: list[float] = field(default_factory=list)  # one per candidate, higher is better
     # how many hops from the topic entities the answers lie, when the method knows or predicts it
     hops: int | None = None
+    # how likely the first answer is right (0..1), from a model whose scores mean that on held-out questions;
+    # None when the method has no such model. What `auto` compares across methods.
+    confidence: float | None = None
     reason: str = ""  # why there is no evidence, when there is none
     trace: MethodTrace | None = None
     # the method's own sub-stages (the question-answering layer times linking, retrieval and answering)

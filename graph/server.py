@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import shutil
 import subprocess
 import time
@@ -29,6 +28,7 @@ from pathlib import Path
 from kgqa.core import config
 from kgqa.core.errors import KgqaError
 from kgqa.core.process import file_lock, last_line, live_pid, log_lines, log_size, port_in_use
+from kgqa.core.secret_files import read_or_make_secret
 from kgqa.graph.server_install import (
     find_java,
     install_encoder,
@@ -270,24 +270,26 @@ class ManagedServer:
     def _ensure_password(self, java: str) -> None:
         if self.password_file.exists() and (self.neo4j_home / "data" / "dbms").exists():
             return
-        if not self.password_file.exists():
-            self.home.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(secrets.token_urlsafe(24) + "\n")
+        password = read_or_make_secret(self.password_file)
         if not (self.neo4j_home / "data" / "dbms").exists():
             # Never on the command line, where any user of the machine reads it (ps, /proc/*/cmdline):
-            # neo4j-admin (picocli) reads "@file" arguments from the file, here a private one of ours.
+            # neo4j-admin (picocli) reads "@file" arguments from the file, here a private one of ours. The
+            # "--" ends its options, so that a password of the user's (or of an older kgqa) that starts with
+            # "-" is still the password, not an option.
             argfile = self.home / f".initial-password-{os.getpid()}"
             fd = os.open(argfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
                 with os.fdopen(fd, "w") as fh:
-                    fh.write(argfile_quoted(self.password()) + "\n")
+                    fh.write("--\n" + argfile_quoted(password) + "\n")
                 proc = self._admin(java, ["dbms", "set-initial-password", f"@{argfile}"])
             finally:
                 argfile.unlink(missing_ok=True)
             if proc.returncode != 0:
-                raise KgqaError(f"could not set the Neo4j password: {last_line(proc.stdout + proc.stderr)}")
+                raise KgqaError(
+                    f"could not set the Neo4j password from {self.password_file} "
+                    f"({last_line(proc.stdout + proc.stderr)}); delete that file and run `kgqa server start` "
+                    "again to make a new one"
+                )
 
     # ----------------------------------------------------------------- process helpers
     def _env(self) -> dict[str, str]:

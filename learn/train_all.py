@@ -40,7 +40,8 @@ from kgqa.training.questions import LabelledQuestion, kg_relations, read_labelle
 from kgqa.training.synthesis import SynthesisConfig, synthesise
 from neo4j import Driver
 
-PARTS = ("linking", "classifiers", "simgrag", "frag", "gsr", "subgraphrag", "route")
+PARTS = ("linking", "classifiers", "simgrag", "frag", "path_scorer", "gsr", "subgraphrag", "route")
+NEEDS_TORCH = ("path_scorer", "gsr", "subgraphrag")
 # The methods that read no model fitted to the synthesised questions' wording (FRAG's hop range aside: one
 # hop or more): how they answer held-out synthesised questions is how they answer users. The others learned
 # the very sentences those questions are made of and score far higher on them than on people's (GSR: 0.74
@@ -55,6 +56,8 @@ class TrainAllOptions:
     if_missing: bool = False  # keep the parts that are installed already
     parts: tuple[str, ...] = PARTS
     synthesis: SynthesisConfig = field(default_factory=SynthesisConfig)
+    path_scorer_questions: int = 3000  # training questions the path scorer fine-tunes on at most
+    path_scorer_epochs: int = 2
     gsr_examples: int = 150_000  # read in all, over as many epochs as the distinct examples allow
     subgraphrag_per_hop: int = 1000  # training questions per hop count
     subgraphrag_epochs: int = 6
@@ -138,20 +141,22 @@ def train_all(
     old = kg_models.read_profile(kg)
 
     def installed(part: str) -> bool:
-        if part == "route":
-            return bool(old and old.route)
+        if part == "route":  # a route that never asked the methods of a part trained since is out of date
+            return bool(old and old.route) and not kg_models.parts_newer_than_route(kg, old)
         if part == "subgraphrag" and options.subgraphrag_name:
             return registry.subgraphrag_model_installed(kg, options.subgraphrag_name)
         return kg_models.part_installed(kg, part)
 
     wanted = [p for p in options.parts if not (options.if_missing and installed(p))]
     skipped = {}
-    if {"gsr", "subgraphrag"} & set(wanted) and importlib.util.find_spec("torch") is None:
+    if set(NEEDS_TORCH) & set(wanted) and importlib.util.find_spec("torch") is None:
         # the product installs without torch (scripts/setup); the parts torch trains wait for it
-        skipped = {p: "training needs torch: run scripts/setup train" for p in ("gsr", "subgraphrag")}
+        skipped = {p: "training needs torch: run scripts/setup train" for p in NEEDS_TORCH}
         wanted = [p for p in wanted if p not in skipped]
         for part, why in skipped.items():
             log(f"{part}: skipped ({why})")
+    if options.if_missing and "route" in options.parts and "route" not in wanted and wanted:
+        wanted.append("route")  # a part added now gives auto a method its route has never measured
     if not wanted:
         log(f"the models of KG {kg!r} asked for are installed already; kept")
         return old or KgProfile(kg, fingerprint, "", [], 0, 0)
@@ -278,6 +283,26 @@ def train_all(
             else "default weights"
         )
         parts["frag"] = PartReport(done(), len(steps), metrics, notes)
+    if "path_scorer" in wanted:
+        from kgqa.training.path_scorer import PathScorerConfig, train_path_scorer
+
+        done = _timed(log, "fine-tuning the question-to-path scorer (MiniLM)")
+        scorer = train_path_scorer(
+            driver,
+            kg,
+            splits.train,
+            splits.validation,
+            kg_models.part_dir(kg, "path_scorer"),
+            PathScorerConfig(
+                epochs=options.path_scorer_epochs,
+                max_questions=options.path_scorer_questions,
+                seed=options.seed,
+            ),
+            log,
+        )
+        parts["path_scorer"] = PartReport(
+            done(), scorer.examples, scorer.metrics, [f"trained on {scorer.device}"]
+        )
     if "gsr" in wanted:
         from kgqa.training.gsr import GsrConfig, train_gsr
 
@@ -330,6 +355,7 @@ def train_all(
         parts=parts,
         methods=dict(old.methods) if old and "route" not in wanted else {},
         route=dict(old.route) if old and "route" not in wanted else {},
+        route_parts=old.route_parts if old and "route" not in wanted else None,
     )
     if "route" in wanted and splits.route:
         done = _timed(log, "measuring every method on the held-out questions (auto's route)")
@@ -337,6 +363,7 @@ def train_all(
         first = WORDING_FREE if "labelled" not in pools else ()
         measured = measure_route(driver, kg, pools, AUTO_CANDIDATES, log, first=first)
         profile.route = policy_to_json(measured.policy)
+        profile.route_parts = kg_models.installed_parts(kg)
         profile.methods = measured.methods
         parts["route"] = PartReport(
             done(),

@@ -12,6 +12,7 @@ one folder (the managed server reads the same folder through ``kgqa.models.dir``
         simgrag/phrases.json   the words the KG's questions use for each relation (kgqa.simgrag.*)
         frag/ranker.json    FRAG's path ranker: what each relation arrives at, and how its features weigh
         linking/words.json  the entity linker's words: question words, name-word frequencies, initials
+        path_scorer/        the question-to-path scorer: MiniLM fine-tuned on the KG's questions (ONNX)
         held_out.json       the KG's own questions that no model trained on (`kgqa eval ... --split dev`)
 
 A KG's models belong to that KG and are never used for another: a KG without them is a one-line error naming
@@ -42,6 +43,7 @@ PARTS: dict[str, str] = {
     "simgrag": "simgrag/phrases.json",
     "frag": "frag/ranker.json",
     "linking": "linking/words.json",
+    "path_scorer": "path_scorer/meta.json",
 }
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
 
@@ -98,6 +100,8 @@ class KgProfile:
     # held-out questions: method -> Hits@1 (and per kind) of each method, as auto's route measured them
     methods: dict[str, dict[str, float]] = field(default_factory=dict)
     route: dict[str, Any] = field(default_factory=dict)  # kgqa.qa.routing.RoutePolicy as JSON
+    # the parts installed when the route was measured (None: a profile from before this was kept)
+    route_parts: list[str] | None = None
     format: int = PROFILE_FORMAT
 
     def to_json(self) -> dict[str, Any]:
@@ -170,16 +174,32 @@ def installed_parts(kg: str, home: Path | None = None) -> list[str]:
     return [part for part in PARTS if part_installed(kg, part, home)]
 
 
+def parts_newer_than_route(kg: str, profile: KgProfile | None = None) -> list[str]:
+    """The parts installed after auto's route was measured: the route never asked the methods they make."""
+    profile = profile if profile is not None else read_profile(kg)
+    if profile is None or not profile.route or profile.route_parts is None:
+        return []
+    return [part for part in installed_parts(kg) if part not in profile.route_parts]
+
+
+def stale_route_note(kg: str, newer: list[str]) -> str:
+    return (
+        f"auto's route for KG {kg!r} was learned before {', '.join(newer)} "
+        f"{'was' if len(newer) == 1 else 'were'} trained; `kgqa train route --kg {kg}` renews it"
+    )
+
+
 def models_summary(kg: str, fingerprint: str | None = None) -> dict[str, Any]:
     """What ``kgqa kgs`` shows of a KG's models: the parts installed (and the route), when they were trained,
     and whether the KG was reloaded since (its fingerprint changed)."""
     try:
         parts = installed_parts(kg)
     except BadInput:
-        return {"models": "", "trained_at": None, "models_current": None}
+        return {"models": "", "trained_at": None, "models_current": None, "route_stale": None}
     profile = read_profile(kg)
+    newer = parts_newer_than_route(kg, profile)
     if profile is not None and profile.route:
-        parts.append("route")
+        parts.append("route (stale)" if newer else "route")
     current = None
     if profile is not None and fingerprint:
         current = profile.fingerprint == fingerprint
@@ -187,6 +207,7 @@ def models_summary(kg: str, fingerprint: str | None = None) -> dict[str, Any]:
         "models": ",".join(parts),
         "trained_at": profile.trained_at if profile else None,
         "models_current": current,
+        "route_stale": stale_route_note(kg, newer) if newer else None,
     }
 
 

@@ -16,11 +16,14 @@ from kgqa.core.config import external_server, models_dir
 from kgqa.core.errors import ModelMissing
 from kgqa.models import kg_models
 from kgqa.models.gsr import ChainModel
+from kgqa.models.path_scorer import META_FILE as PATH_SCORER_META
+from kgqa.models.path_scorer import PathScorer
 from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
 
 _LOCK = threading.Lock()
 _CLASSIFIERS: dict[Path, tuple[float, QuestionClassifiers]] = {}
 _CHAIN_MODELS: dict[Path, tuple[float, ChainModel]] = {}
+_PATH_SCORERS: dict[Path, tuple[float, PathScorer]] = {}
 
 
 def _stamp(path: Path) -> float:
@@ -51,6 +54,7 @@ def forget_loaded_models() -> None:
     with _LOCK:
         _CLASSIFIERS.clear()
         _CHAIN_MODELS.clear()
+        _PATH_SCORERS.clear()
 
 
 def gsr_chain_model(kg: str) -> ChainModel:
@@ -63,6 +67,19 @@ def gsr_chain_model(kg: str) -> ChainModel:
             if not gsr_model_installed(kg):
                 raise ModelMissing(f"GSR model for KG {kg!r}", kg_models.train_command(kg), str(directory))
             cached = _CHAIN_MODELS[directory] = (stamp, ChainModel(directory))
+        return cached[1]
+
+
+def path_scorer(kg: str) -> PathScorer | None:
+    """KG ``kg``'s question-to-path scorer (cached per process), or None when the KG has none."""
+    directory = kg_models.part_dir(kg, "path_scorer")
+    stamp = _stamp(directory / PATH_SCORER_META)
+    if stamp < 0:
+        return None
+    with _LOCK:
+        cached = _PATH_SCORERS.get(directory)
+        if cached is None or cached[0] != stamp:
+            cached = _PATH_SCORERS[directory] = (stamp, PathScorer(directory))
         return cached[1]
 
 

@@ -54,6 +54,9 @@ class RoutePolicy:
     one_entity_sure: tuple[str, ...] = ("sgrag", "simgrag", "gsr", "frag", "subgraphrag")
     # methods for any other question naming one entity
     one_entity_unsure: tuple[str, ...] = ("simgrag", "gsr", "sgrag", "frag", "subgraphrag")
+    # an answer whose confidence (a method's calibrated probability that it is right) is below this passes
+    # the question on; the surest such answer is still given when no later method answers
+    min_confidence: float = 0.5
 
 
 DEFAULT_POLICY = RoutePolicy()
@@ -70,6 +73,7 @@ class QuestionSignals:
     qtype: str = ""  # the question-type classifier's best type ("" when no classifier was asked)
     qtype_score: float | None = None
     asked: str = ""  # "literal" or "entity" when the question's opening says which (asked_kind)
+    path_scorer: bool = False  # the KG has a question-to-path scorer: sgrag ranks every chain walkable
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +83,7 @@ class QuestionSignals:
             "qtype": self.qtype,
             "qtype_score": None if self.qtype_score is None else round(self.qtype_score, 4),
             "asked": self.asked,
+            "path_scorer": self.path_scorer,
         }
 
 
@@ -96,10 +101,12 @@ class Route:
     planned: list[RouteStep]
     tried: list[dict[str, str]] = field(default_factory=list)  # method, why planned, outcome
     chosen: str | None = None
+    stale: str | None = None  # why the KG's route may not plan well (trained before some of its methods)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "chosen": self.chosen,
+            "stale": self.stale,
             "signals": self.signals.to_json(),
             "tried": self.tried,
             "not_tried": [
@@ -120,6 +127,7 @@ def question_signals(
     topics: Sequence[LinkedEntity],
     templates_fit: bool,
     classifiers: QuestionClassifiers | None,
+    path_scorer: bool = False,
 ) -> QuestionSignals:
     spans: dict[str, bool] = {}
     for e in topics:
@@ -127,11 +135,13 @@ def question_signals(
         spans[key] = spans.get(key, False) or is_literal(e)
     asked = asked_kind(question)
     if classifiers is None or not templates_fit or not topics:
-        return QuestionSignals(len(spans), sum(spans.values()), templates_fit, asked=asked)
+        return QuestionSignals(
+            len(spans), sum(spans.values()), templates_fit, asked=asked, path_scorer=path_scorer
+        )
     texts = [t for e in topics for t in (e.span, e.name) if t]
     prediction = classifiers.predict_chain(question, texts)
     return QuestionSignals(
-        len(spans), sum(spans.values()), templates_fit, prediction.chain, prediction.score, asked
+        len(spans), sum(spans.values()), templates_fit, prediction.chain, prediction.score, asked, path_scorer
     )
 
 
@@ -154,6 +164,11 @@ def plan_route(
         else:
             score = "none" if signals.qtype_score is None else f"{signals.qtype_score:.2f}"
             why = f"one entity; chain unsure ({signals.qtype}: {score} < {policy.sure_qtype})"
+    if signals.path_scorer and "sgrag" in order:
+        # the scorer reads the question with a fine-tuned language model and says how sure it is: asked first,
+        # its unsure answers pass the question on (follow_route)
+        order = ("sgrag", *(m for m in order if m != "sgrag"))
+        why = "the KG's path scorer ranks every chain walkable from the topic"
     steps = []
     for rank, method in enumerate(order):
         if method == "sgrag" and not signals.templates_fit:
@@ -214,9 +229,12 @@ def _literal_name(name: str) -> bool:
 def follow_route(
     route: Route,
     retrieve: Callable[[str], Evidence],
+    min_confidence: float = DEFAULT_POLICY.min_confidence,
 ) -> Evidence | None:
-    """Asks each planned method in turn until one answers what was asked; records every try in
-    ``route.tried``."""
+    """Asks each planned method in turn until one answers what was asked, sure enough when it says how sure
+    it is (``Evidence.confidence`` ≥ ``min_confidence``); records every try in ``route.tried``. When only
+    unsure answers came, the surest of them is the answer."""
+    unsure: Evidence | None = None
     for step in route.planned:
         try:
             evidence = retrieve(step.method)
@@ -224,11 +242,20 @@ def follow_route(
             route.tried.append({"method": step.method, "why": step.why, "outcome": f"failed: {exc}"})
             continue
         reason = answered(evidence, route.signals.asked)
+        if not reason and evidence.confidence is not None and evidence.confidence < min_confidence:
+            reason = f"unsure (confidence {evidence.confidence:.2f} < {min_confidence:.2f})"
+            if unsure is None or (unsure.confidence or 0.0) < evidence.confidence:
+                unsure = evidence
         route.tried.append({"method": step.method, "why": step.why, "outcome": reason or "answered"})
         if not reason:
             route.chosen = step.method
             return evidence
-    return None
+    if unsure is not None:
+        route.chosen = unsure.method
+        route.tried.append(
+            {"method": unsure.method, "why": "no method was sure", "outcome": "answered (the surest unsure)"}
+        )
+    return unsure
 
 
 class Router:
@@ -239,6 +266,8 @@ class Router:
     def __init__(self, driver: Driver, kg: str, policy: RoutePolicy | None = None) -> None:
         self.driver = driver
         self.policy = policy or policy_for(kg)
+        newer = kg_models.parts_newer_than_route(kg) if policy is None else []
+        self.stale = kg_models.stale_route_note(kg, newer) if newer else None
         status = method_status()
         self.available = {m: status.get(m, "not registered") for m in AUTO_CANDIDATES}
         # A KG loaded with --no-embeddings: the methods that compare its vectors are not planned at all.
@@ -250,6 +279,7 @@ class Router:
         self.broken: dict[str, CannotRunHere] = {}
         self.classifiers = installed_classifiers(kg)
         self.templates_fit = self.classifiers is not None
+        self.path_scorer = kg_models.part_installed(kg, "path_scorer")
 
     def retriever(self, method: str) -> Retriever:
         if method in self.broken:
@@ -263,12 +293,14 @@ class Router:
         return self.retrievers[method]
 
     def retrieve(self, question: str, kg: str, k: int, topics: list[LinkedEntity]) -> tuple[Evidence, Route]:
-        signals = question_signals(question, topics, self.templates_fit, self.classifiers)
-        route = Route(signals, plan_route(signals, self.available, self.policy))
+        signals = question_signals(question, topics, self.templates_fit, self.classifiers, self.path_scorer)
+        route = Route(signals, plan_route(signals, self.available, self.policy), stale=self.stale)
         if not topics:
             route.planned = []
             return Evidence(question, "auto", kg, [], reason="no topic entity was linked"), route
-        evidence = follow_route(route, lambda m: self.retriever(m).retrieve(question, kg, k, topics))
+        evidence = follow_route(
+            route, lambda m: self.retriever(m).retrieve(question, kg, k, topics), self.policy.min_confidence
+        )
         if evidence is None:
             tried = ", ".join(t["method"] for t in route.tried)
             reason = (
@@ -297,6 +329,7 @@ def policy_to_json(policy: RoutePolicy) -> dict[str, Any]:
         "several_entities": list(policy.several_entities),
         "one_entity_sure": list(policy.one_entity_sure),
         "one_entity_unsure": list(policy.one_entity_unsure),
+        "min_confidence": policy.min_confidence,
     }
 
 
@@ -307,6 +340,7 @@ def policy_from_json(data: dict[str, Any]) -> RoutePolicy:
             several_entities=tuple(data.get("several_entities") or DEFAULT_POLICY.several_entities),
             one_entity_sure=tuple(data.get("one_entity_sure") or DEFAULT_POLICY.one_entity_sure),
             one_entity_unsure=tuple(data.get("one_entity_unsure") or DEFAULT_POLICY.one_entity_unsure),
+            min_confidence=float(data.get("min_confidence", DEFAULT_POLICY.min_confidence)),
         )
     except (TypeError, ValueError):
         return DEFAULT_POLICY

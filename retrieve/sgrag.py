@@ -26,8 +26,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgqa.core.chains import Step, parse_chain_key
+from kgqa.core.chains import Step, chain_key, parse_chain_key
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace
+from kgqa.graph.walkable import walkable_chains
 from kgqa.models import registry
 from kgqa.models.question_classifiers import ChainPrediction, QuestionClassifiers, hop_range
 from kgqa.retrieve.base import Retriever
@@ -52,7 +53,9 @@ class SgragTrace(MethodTrace):
     chain_score: float
     chains_ranked: list[tuple[str, float]]
     hop_range: str
+    ranked_by: str = "question classifier"  # or "path scorer": among the chains walkable from the topic
     chains_tried: list[str] = field(default_factory=list)
+    constrained_by: list[str] = field(default_factory=list)  # other topics' chains that narrowed the answers
     answer_support: list[int] = field(default_factory=list)  # paths ending at each answer candidate
     paths_matched: int = 0
     paths_in_evidence: int = 0
@@ -81,12 +84,14 @@ class SgragRetriever(Retriever):
         classifiers: QuestionClassifiers | None = None,
         max_paths: int = DEFAULT_MAX_PATHS,
         max_types: int = DEFAULT_MAX_TYPES,
+        use_path_scorer: bool = True,
     ) -> None:
         """``classifiers``: the chain classifier to use on every KG (tests); by default each KG's own."""
         super().__init__(driver)
         self._classifiers = classifiers
         self.max_paths = max_paths
         self.max_types = max_types
+        self.use_path_scorer = use_path_scorer
 
     def classifiers(self, kg: str) -> QuestionClassifiers:
         return self._classifiers or registry.question_classifiers(kg)
@@ -96,6 +101,44 @@ class SgragRetriever(Retriever):
     ) -> ChainPrediction:
         texts = [t for e in topic_entities for t in (e.span, e.name) if t]
         return self.classifiers(kg).predict_chain(question, texts)
+
+    def rank_walkable(
+        self, question: str, kg: str, topic_ids: list[str], topic_entities: Sequence[LinkedEntity]
+    ) -> dict[str, list[tuple[str, float, float]]] | None:
+        """Per topic entity, the chains walkable from it ranked by the KG's question-to-path scorer: (chain
+        key, probability among them, cosine) best first; None when the KG has no scorer (the classifier's
+        ranking is used). The cosine compares across topics; the probability only within one."""
+        scorer = registry.path_scorer(kg) if self.use_path_scorer else None
+        if scorer is None:
+            return None
+        spans = [t for e in topic_entities for t in (e.span, e.name) if t]
+        out: dict[str, list[tuple[str, float, float]]] = {}
+        for topic in topic_ids:
+            walkable = [w.chain for w in walkable_chains(self.driver, kg, [topic])]
+            ranked = scorer.rank(question, spans, walkable)
+            out[topic] = [(chain_key(c), round(p, 4), round(cos, 4)) for c, cos, p in ranked]
+        return out
+
+    def constrain(
+        self, match: TemplateMatch, kg: str, others: Sequence[tuple[str, str]], trace: SgragTrace
+    ) -> TemplateMatch:
+        """Keeps the ends of ``match`` that another topic's best chain also reaches ("films both X and Y acted
+        in"); a topic whose chain meets none of them (often a word linked by mistake) changes nothing."""
+        for topic, chain in others:
+            other = run_template(self.driver, chain, kg, [topic], self.max_paths)
+            common = set(match.answers) & set(other.answers)
+            if not common:
+                continue
+            kept = [i for i, a in enumerate(match.answers) if a in common]
+            joined = [i for i, a in enumerate(other.answers) if a in common]
+            match = TemplateMatch(
+                match.chain,
+                [match.paths[i] for i in kept] + [other.paths[i] for i in joined],
+                [match.answers[i] for i in kept] + [other.answers[i] for i in joined],
+                match.truncated or other.truncated,
+            )
+            trace.constrained_by.append(f"{topic}: {chain}")
+        return match
 
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         began = time.perf_counter()
@@ -115,12 +158,28 @@ class SgragRetriever(Retriever):
             return evidence
 
         topic_ids = list(dict.fromkeys(e.id for e in topic_entities))
+        by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities)
+        others: list[tuple[str, str]] = []
+        if by_topic is not None:
+            # the topic whose best chain the scorer is surest of leads; the others may narrow its answers
+            order = sorted((t for t in by_topic if by_topic[t]), key=lambda t: -by_topic[t][0][2])
+            ranked = [(key, p) for key, p, _cos in by_topic[order[0]]] if order else []
+            starts = order[:1]
+            others = [(t, by_topic[t][0][0]) for t in order[1:]]
+            trace.chains_ranked = ranked[:10]
+            trace.chain_score = ranked[0][1] if ranked else 0.0
+            trace.ranked_by = "path scorer"
+            evidence.confidence = trace.chain_score
+        else:
+            ranked, starts = prediction.ranked, topic_ids
         match = TemplateMatch(prediction.chain)
-        for chain, _score in prediction.ranked[: max(1, self.max_types)]:
+        for chain, _score in ranked[: max(1, self.max_types)]:
             trace.chains_tried.append(chain)
-            match = run_template(self.driver, chain, kg, topic_ids, self.max_paths)
+            match = run_template(self.driver, chain, kg, starts, self.max_paths)
             if match.paths:
                 break
+        if match.paths and others:
+            match = self.constrain(match, kg, others, trace)
         matched = time.perf_counter()
 
         answers, support, first_path = rank_answers(match)

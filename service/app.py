@@ -38,6 +38,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from kgqa.core import config
 from kgqa.core.errors import KgqaError
+from kgqa.core.secret_files import read_or_make_secret
 from kgqa.graph.connection import connection_settings, failure_kind, failure_line, open_driver
 from kgqa.loaders.kgs import list_kgs
 from kgqa.qa.answering import MAX_K, QuestionAnswerer
@@ -207,16 +208,7 @@ async def _send_error(send: Send, status: int, message: str) -> None:
 
 def service_token(home: Path | None = None) -> str:
     """The bearer token, made once (0600) beside the Neo4j password."""
-    path = (home or config.kgqa_home()) / "serve-token"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # another process made it first
-            return path.read_text().strip()
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_urlsafe(32) + "\n")
-    return path.read_text().strip()
+    return read_or_make_secret((home or config.kgqa_home()) / "serve-token")
 
 
 class Backend:

@@ -13,6 +13,7 @@ or if anything skipped while the data is there: a green CI run has run every tes
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +27,21 @@ SHARED_DATA = Path(os.environ.get("KGQA_SHARED_DATA", REPO.parent / "shared" / "
 TEST_HOME = Path(os.environ.get("KGQA_TEST_HOME", Path.home() / ".kgqa-test"))
 TEST_PORT = int(os.environ.get("KGQA_TEST_PORT", "7697"))
 NO_DATA = "benchmark data not found"
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def side_home(name: str) -> Path:
+    """The home of a server a test starts beside the shared one: under KGQA_TEST_HOME like everything the
+    tests make, so that a fresh test home is fresh for every server."""
+    return TEST_HOME / "side-homes" / name
+
+
 METAQA_KG = "metaqa"
 # What the suite trains when the test home has no models for a KG: smaller than `kgqa train all`'s defaults,
 # the same code.

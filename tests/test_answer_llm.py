@@ -6,7 +6,6 @@ A remote LLM API is the one thing faked; the real `openai` client, HTTP and JSON
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,8 @@ from kgqa.answer import NO_EVIDENCE, answer
 from kgqa.answer.llm import LLMAnswerer, LLMConfig
 from kgqa.core.errors import KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
+
+from tests.conftest import free_port
 
 TRIPLETS = [
     ("Film A", "starred_actors", "Lee Pace"),
@@ -185,7 +186,7 @@ def test_empty_evidence_makes_no_call(fake: FakeOpenAI) -> None:
 
 
 def test_empty_evidence_needs_no_endpoint_at_all() -> None:
-    result = answerer(f"http://127.0.0.1:{_free_port()}/v1").answer(evidence(triplets=[]))
+    result = answerer(f"http://127.0.0.1:{free_port()}/v1").answer(evidence(triplets=[]))
     assert result.explanation["reason"] == NO_EVIDENCE
 
 
@@ -246,14 +247,8 @@ def test_timeout_then_success(fake: FakeOpenAI) -> None:
     assert result.answers == ["Barry Sonnenfeld"] and result.explanation["attempts"] == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_endpoint_down_is_a_clear_one_line_error() -> None:
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     sleeps: list[float] = []
     with pytest.raises(KgqaError) as info:
         answerer(url, sleeps, max_retries=2).answer(evidence())
@@ -288,7 +283,7 @@ def test_cli_prints_the_endpoint_error_on_one_line(monkeypatch: pytest.MonkeyPat
     from click.testing import CliRunner
     from kgqa.cli.main import _Group
 
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
 
     @click.group(cls=_Group)
     def group() -> None:

@@ -82,6 +82,38 @@ def test_cli_on_the_hand_computed_fixture(neo4j_env: dict[str, str], metaqa_kg: 
     assert "| all | 5 | 60.0 | 80.0 | 62.7 | 70.6 |" in out.with_suffix(".md").read_text()
 
 
+def test_without_matplotlib_the_chart_is_skipped_and_said_so(
+    neo4j_env: dict[str, str], metaqa_kg: str, tmp_path: Path
+) -> None:
+    """The product installed without the eval extra: the questions run, the chart is skipped with a note."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "no-chart.json"
+    blocked = "import sys; sys.modules['matplotlib'] = None; from kgqa.cli.main import main; main()"
+    args = [
+        "eval",
+        "metaqa",
+        "--split",
+        "dev",
+        "--path",
+        str(MINI_METAQA),
+        "--method",
+        REPLAY,
+        "--kg",
+        metaqa_kg,
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, *args, "--out", str(out), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no chart (matplotlib is not installed: pip install 'kgqa[eval]')" in done.stderr
+    assert json.loads(out.read_text())["n_done"] == 5 and not out.with_suffix(".png").exists()
+
+
 def test_cli_against_the_real_graph(
     neo4j_env: dict[str, str], metaqa_kg: str, question_classifiers: Path, tmp_path: Path
 ) -> None:

@@ -105,8 +105,12 @@ def test_a_corrupt_classifier_file_says_train_it_again(
 
 
 # ------------------------------------------------------------------------------ the password and neo4j-admin
+# "-UYtest123": a generated password of the old alphabet; neo4j-admin read it as an option (exit 64)
+@pytest.mark.parametrize(
+    "password", ['pass word "with" \\ #odd chars', "-UYtest123", "--verbose", '-x "q" #c @f \\']
+)
 def test_the_password_never_reaches_neo4j_admins_command_line(
-    neo4j_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    neo4j_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, password: str
 ) -> None:
     from kgqa.graph import server as server_module
     from kgqa.graph.server import ManagedServer
@@ -116,7 +120,6 @@ def test_the_password_never_reaches_neo4j_admins_command_line(
     (home / "neo4j" / "conf").mkdir(parents=True)
     (home / "neo4j" / "lib").symlink_to(TEST_HOME / "neo4j" / "lib")  # the same jars, a fresh data folder
     (home / "neo4j" / "conf" / "neo4j.conf").write_text("dbms.security.auth_enabled=true\n")
-    password = 'pass word "with" \\ #odd chars'
     (home / "neo4j-password").write_text(password + "\n")
     seen: list[list[str]] = []
     real_run = subprocess.run

@@ -35,11 +35,14 @@ MAY_IMPORT_TRAINING = {"cli", "learn", "training"}
 
 
 def _modules() -> dict[str, Path]:
+    """Every module of every package, subpackages included (loaders.bulk, training.subgraphrag, ...)."""
     found = {}
     for package in RANK:
-        for path in sorted((REPO / package).glob("*.py")):
-            name = f"kgqa.{package}" if path.stem == "__init__" else f"kgqa.{package}.{path.stem}"
-            found[name] = path
+        for path in sorted((REPO / package).rglob("*.py")):
+            parts = [package, *path.relative_to(REPO / package).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found["kgqa." + ".".join(parts)] = path
     return found
 
 
@@ -60,25 +63,46 @@ def _graph() -> dict[str, set[str]]:
     return {name: {m for m in _imports(path) if m in modules} for name, path in modules.items()}
 
 
-def test_every_package_has_a_layer() -> None:
-    import tomllib
+def _wheel_files(tmp_path: Path) -> set[str]:
+    import subprocess
+    import sys
+    import zipfile
 
-    packages = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
-    assert {p.split(".")[1] for p in packages} == set(RANK)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert "would be ignored" not in built.stdout + built.stderr  # setuptools' warning for an unlisted folder
+    (wheel,) = tmp_path.glob("kgqa-*.whl")
+    return set(zipfile.ZipFile(wheel).namelist())
 
 
-def test_every_template_folder_is_packaged() -> None:
-    """A template folder left out of pyproject.toml would be missing from an installed wheel."""
-    import tomllib
-
-    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    folders = {
-        "kgqa.cypher_templates"
-        + "".join(f".{part}" for part in d.relative_to(REPO / "cypher_templates").parts)
-        for d in [REPO / "cypher_templates", *(REPO / "cypher_templates").rglob("*")]
-        if d.is_dir() and any(d.glob("*.cypher.j2"))
+def test_the_wheel_holds_every_module_and_template(tmp_path: Path) -> None:
+    """A module, a subpackage or a template folder left out of the package would be missing from a wheel."""
+    shipped = _wheel_files(tmp_path)
+    packaged = {n.removeprefix("kgqa/") for n in shipped if n.startswith("kgqa/")}
+    sources = {
+        str(p.relative_to(REPO))
+        for p in REPO.rglob("*")
+        if p.is_file()
+        and p.relative_to(REPO).parts[0] in RANK
+        and (p.suffix in {".py", ".j2"} or "static" in p.parts)
+        and "__pycache__" not in p.parts
     }
-    assert folders <= set(setuptools["packages"]) and folders <= set(setuptools["package-data"])
+    assert sources and not sources - packaged, sorted(sources - packaged)[:10]
+    assert {p.parts[0] for p in map(Path, packaged) if p.suffix == ".py"} == set(RANK)
 
 
 def test_imports_only_go_down() -> None:

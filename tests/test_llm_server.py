@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -26,19 +25,13 @@ from kgqa.cli.llm_cmd import llm
 from kgqa.core.errors import KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
 
-from tests.conftest import run_kgqa
+from tests.conftest import free_port, run_kgqa
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("KGQA_HOME", str(tmp_path))
     return tmp_path
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_status_and_stop_when_not_running(home: Path) -> None:
@@ -65,7 +58,7 @@ def test_missing_llama_cpp_is_a_clear_error(home: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(local_llm, "SERVER_MODULES", (*local_llm.SERVER_MODULES, "kgqa_no_such_module"))
     wanted = r"llama-cpp-python\[server\] is not installed in .*kgqa_no_such_module.*: run `kgqa llm serve`"
     with pytest.raises(KgqaError, match=wanted):
-        LocalLLMServer().start(port=_free_port())
+        LocalLLMServer().start(port=free_port())
     assert not (home / "llm" / "server.json").exists()
 
 
@@ -122,7 +115,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
     if SKIP:
         pytest.skip(SKIP)
     env = {"KGQA_HOME": str(tmp_path_factory.mktemp("llm-home"))}
-    port = _free_port()
+    port = free_port()
     began = time.monotonic()
     started = run_kgqa("llm", "serve", "--port", str(port), "--json", env=env, timeout=300)
     start_s = time.monotonic() - began

@@ -1,7 +1,7 @@
 """The bulk path (neo4j-admin import) gives the same graph as the online path.
 
 neo4j-admin replaces the whole database, so the bulk loads run against a private managed server of their
-own (``$KGQA_TEST_BULK_HOME``, port ``$KGQA_TEST_BULK_PORT``), never the shared test server. The online
+own (under ``$KGQA_TEST_HOME``, port ``$KGQA_TEST_BULK_PORT``), never the shared test server. The online
 loads of the same inputs go to the shared test server under ``t_bulk_*`` names and are dropped afterwards.
 """
 
@@ -21,11 +21,11 @@ from kgqa.graph.connection import open_driver
 from kgqa.graph.server import ManagedServer
 from kgqa.loaders.kgs import drop_kg
 
-from tests.conftest import run_kgqa
+from tests.conftest import run_kgqa, side_home
 from tests.fixtures.loaders.helpers import graph_of
 from tests.test_load_parsers import DBPEDIA, FREEBASE, METAQA
 
-BULK_HOME = Path(os.environ.get("KGQA_TEST_BULK_HOME", Path.home() / ".kgqa-test-bulk"))
+BULK_HOME = side_home("bulk")
 BULK_PORT = int(os.environ.get("KGQA_TEST_BULK_PORT", "7699"))
 BULK_ENV = {
     "KGQA_HOME": str(BULK_HOME),

@@ -17,15 +17,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TEST_HOME, run_kgqa
+from tests.conftest import TEST_HOME, free_port, run_kgqa, side_home
 
 QUESTION = "who directed [Kismet]"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def call(base: str, path: str, body: Any = None, token: str | None = None, raw: bytes | None = None):  # type: ignore[no-untyped-def]
@@ -45,7 +39,7 @@ def call(base: str, path: str, body: Any = None, token: str | None = None, raw: 
 def start_serve(
     env: dict[str, str], host: str = "127.0.0.1", *extra: str
 ) -> tuple[subprocess.Popen[str], str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "kgqa.cli", "serve", "--host", host, "--port", str(port), *extra],
         env={**os.environ, **env},
@@ -147,7 +141,7 @@ def test_malformed_json_and_an_empty_claim(served: str) -> None:
 def test_an_llm_endpoint_that_is_down_is_a_502_and_an_unknown_path_a_404(
     neo4j_env: dict[str, str], metaqa_kg: str, question_classifiers: object
 ) -> None:
-    closed = f"http://127.0.0.1:{_free_port()}/v1"  # nothing listens there
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     proc, base = start_serve({**neo4j_env, "OPENAI_BASE_URL": closed})
     try:
         status, body = call(
@@ -208,7 +202,7 @@ def test_several_workers_answer_alike(
 
 def test_a_stopped_database_is_a_503_not_a_hang(neo4j_env: dict[str, str]) -> None:
     # Nothing listens on the port NEO4J_URI names: what a stopped server looks like to a client.
-    down = {**neo4j_env, "NEO4J_URI": f"bolt://127.0.0.1:{_free_port()}", "NEO4J_PASSWORD": "x"}
+    down = {**neo4j_env, "NEO4J_URI": f"bolt://127.0.0.1:{free_port()}", "NEO4J_PASSWORD": "x"}
     proc, base = start_serve(down)
     try:
         began = time.monotonic()
@@ -226,7 +220,7 @@ def test_a_database_stopped_under_the_service_is_a_503_and_it_recovers(neo4j_env
     from kgqa.graph.server import ManagedServer
 
     # A private managed server (its own home and port), so that the shared test server is never stopped.
-    server = ManagedServer(home=Path(str(TEST_HOME) + "-serve"), port=_free_port())
+    server = ManagedServer(home=side_home("serve"), port=free_port())
     server.start()
     env = {**neo4j_env, "NEO4J_URI": server.uri, "NEO4J_USER": "neo4j", "NEO4J_PASSWORD": server.password()}
     proc, base = start_serve(env)

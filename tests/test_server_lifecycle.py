@@ -4,6 +4,7 @@ shared test server keeps running for the other tests."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import time
@@ -11,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TEST_HOME, run_kgqa
+from tests.conftest import free_port, run_kgqa, side_home
 
 LIFECYCLE_PORT = int(os.environ.get("KGQA_TEST_LIFECYCLE_PORT", "7698"))
 
 
 @pytest.fixture(scope="module")
 def lifecycle_env(neo4j_env: dict[str, str]) -> dict[str, str]:
-    home = Path(str(TEST_HOME) + "-lifecycle")
+    home = side_home("lifecycle")
     return {"KGQA_HOME": str(home), "KGQA_BOLT_PORT": str(LIFECYCLE_PORT)}
 
 
@@ -150,3 +151,21 @@ def test_embedding_cache_size_reaches_the_plugin(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("KGQA_EMBEDDING_CACHE_MB", "lots")
     with pytest.raises(KgqaError, match="KGQA_EMBEDDING_CACHE_MB must be a whole number of megabytes"):
         write_conf(tmp_path / "neo4j", 7999, tmp_path / "models")
+
+
+def test_a_home_whose_password_starts_with_a_dash_starts(neo4j_env: dict[str, str]) -> None:
+    # Older kgqa generated such passwords (token_urlsafe): neo4j-admin read one as an option and the home
+    # never started. A home that has one must start as it is, and `kgqa` must reach the server with it.
+    home = side_home("dash-password")
+    shutil.rmtree(home / "neo4j" / "data", ignore_errors=True)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "neo4j-password").write_text('-UY "odd" #chars @x\n')
+    env = {"KGQA_HOME": str(home), "KGQA_BOLT_PORT": str(free_port())}
+    try:
+        started = _kgqa(env, "server", "start")
+        assert started.returncode == 0, started.stderr
+        one = _kgqa(env, "cypher", "--format", "json", "RETURN 1 AS one")
+        assert one.returncode == 0 and one.stdout.strip() == '[{"one": 1}]', one.stderr
+    finally:
+        _kgqa(env, "server", "stop")
+        shutil.rmtree(home / "neo4j" / "data", ignore_errors=True)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from kgqa.evaluation.soak import run_soak
 from kgqa.graph.server import ManagedServer
 
-from tests.conftest import REPO, TEST_HOME, run_kgqa
+from tests.conftest import REPO, run_kgqa, side_home
 
-SOAK_HOME = Path(str(TEST_HOME) + "-soak")
+SOAK_HOME = side_home("soak")
 SOAK_PORT = int(os.environ.get("KGQA_TEST_SOAK_PORT", "7696"))
 SOAK_ENV = {"KGQA_HOME": str(SOAK_HOME), "KGQA_BOLT_PORT": str(SOAK_PORT), "NEO4J_URI": ""}
 KG = "movies"

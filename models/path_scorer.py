@@ -1,0 +1,87 @@
+"""A KG's question-to-path scorer at query time: the fine-tuned MiniLM encoder (ONNX) and its chain vectors.
+
+Trained by :mod:`kgqa.training.path_scorer` (``kgqa train all``); this side only reads it. It scores how well
+each relation chain answers a question: the cosine of the masked question's vector and the chain's (the chain
+as words, :func:`kgqa.core.relation_text.chain_text`), and a probability over the candidates given (a softmax
+at the training temperature). Chains it never saw while training are embedded on first use and kept.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from kgqa.core.chains import Chain, parse_chain_key
+from kgqa.core.relation_text import chain_text
+from kgqa.core.text import mask_topic
+from kgqa.models.encoder import OnnxEncoder
+
+META_FILE = "meta.json"  # written last by training: its presence means the scorer is complete
+CHAINS_FILE = "chains.json"
+VECTORS_FILE = "chains.npy"
+TOPIC_MASK = "[MASK]"  # a special token of the encoder's vocabulary: where the topic entity was
+_MAX_CACHED = 200_000
+
+
+def scorer_query(question: str, topic_spans: Sequence[str]) -> str:
+    """The question as the scorer reads it: lower case, each topic entity replaced by the mask token."""
+    text = question
+    for span in sorted({s for s in topic_spans if s}, key=len, reverse=True):
+        text = mask_topic(text, [span], TOPIC_MASK)
+    return text.lower().replace(TOPIC_MASK.lower(), TOPIC_MASK)
+
+
+class PathScorer:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+        self.temperature = float(self.meta["config"]["temperature"])
+        self.encoder = OnnxEncoder(directory)
+        keys = json.loads((directory / CHAINS_FILE).read_text(encoding="utf-8"))
+        vectors = np.load(directory / VECTORS_FILE)
+        self._vectors: dict[Chain, np.ndarray] = {
+            parse_chain_key(k): v for k, v in zip(keys, vectors, strict=True)
+        }
+        self._lock = threading.Lock()
+
+    def chain_vectors(self, chains: Sequence[Chain]) -> np.ndarray:
+        with self._lock:
+            missing = [c for c in dict.fromkeys(chains) if c not in self._vectors]
+        if missing:
+            embedded = self.encoder.embed([chain_text(c) for c in missing])
+            with self._lock:
+                if len(self._vectors) < _MAX_CACHED:
+                    self._vectors.update(zip(missing, embedded, strict=True))
+                found = dict(zip(missing, embedded, strict=True))
+        else:
+            found = {}
+        with self._lock:
+            return (
+                np.stack([self._vectors.get(c, found.get(c)) for c in chains]) if chains else np.zeros((0, 1))
+            )
+
+    def cosines(self, question: str, topic_spans: Sequence[str], chains: Sequence[Chain]) -> np.ndarray:
+        if not chains:
+            return np.zeros(0, dtype=np.float32)
+        query = self.encoder.embed_one(scorer_query(question, topic_spans))
+        return self.chain_vectors(chains) @ query
+
+    def probabilities(self, cosines: np.ndarray) -> np.ndarray:
+        """A softmax over the candidates at the training temperature: how sure the scorer is of each."""
+        if cosines.size == 0:
+            return cosines
+        logits = cosines / self.temperature
+        weights = np.exp(logits - logits.max())
+        return weights / weights.sum()
+
+    def rank(
+        self, question: str, topic_spans: Sequence[str], chains: Sequence[Chain]
+    ) -> list[tuple[Chain, float, float]]:
+        """``(chain, cosine, probability)`` best first."""
+        cosines = self.cosines(question, topic_spans, chains)
+        probabilities = self.probabilities(cosines)
+        order = np.argsort(-cosines, kind="stable")
+        return [(chains[i], float(cosines[i]), float(probabilities[i])) for i in order]

@@ -1,0 +1,85 @@
+"""auto's route measures the methods a KG has: a part trained after it makes it stale, `--if-missing` learns
+it again, and until then `kgqa kgs` and `kgqa ask` say so with the command that renews it. Runs the real
+`train_all` on the small movie KG of examples/ (loaded under its own name, dropped afterwards)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kgqa.models import kg_models
+
+from tests.conftest import REPO, run_kgqa
+
+KG = "t_route_movies"
+ROUTE_LOG = "auto's route"
+WITHOUT_SIMGRAG = ("linking", "classifiers", "frag", "route")
+EVERY_LIGHT_PART = ("linking", "classifiers", "simgrag", "frag", "route")
+
+
+@pytest.fixture(scope="module")
+def movies(driver: Any) -> Iterator[str]:
+    from kgqa.loaders.kgs import drop_kg
+    from kgqa.loaders.load_types import LoadOptions
+    from kgqa.loaders.pipeline import load
+
+    drop_kg(driver, KG)
+    summary = load(LoadOptions("metaqa", [REPO / "examples" / "movies-kb.txt"], kg=KG), driver=driver)
+    assert summary.status == "complete"
+    yield KG
+    drop_kg(driver, KG)
+
+
+def _train(driver: Any, parts: tuple[str, ...], if_missing: bool = False) -> list[str]:
+    from kgqa.learn.train_all import TrainAllOptions, train_all
+
+    logged: list[str] = []
+    train_all(
+        driver, KG, TrainAllOptions(parts=parts, if_missing=if_missing, route_questions=20), logged.append
+    )
+    return logged
+
+
+def _kgs_row() -> dict[str, Any]:
+    done = run_kgqa("kgs", "--json")
+    assert done.returncode == 0, done.stderr
+    return next(row for row in json.loads(done.stdout) if row["name"] == KG)
+
+
+def test_a_part_trained_after_the_route_makes_it_stale_and_if_missing_renews_it(
+    driver: Any, movies: str
+) -> None:
+    assert any(ROUTE_LOG in line for line in _train(driver, WITHOUT_SIMGRAG))
+    assert _kgs_row()["route_stale"] is None
+
+    _train(driver, ("simgrag",))  # a method the route has never asked
+    note = _kgs_row()["route_stale"]
+    assert note and "simgrag" in note and f"kgqa train route --kg {KG}" in note
+    table = run_kgqa("kgs")
+    assert f"note: {note}" in table.stdout
+    asked = run_kgqa("ask", "who directed The Fall", "--kg", KG, "--llm", "none", "--json")
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout)["route"]["stale"] == note
+
+    # nothing is missing, but the route is out of date: --if-missing learns it again, and only it
+    phrases = kg_models.part_dir(KG, "simgrag") / "phrases.json"
+    written = phrases.stat().st_mtime_ns
+    logged = _train(driver, EVERY_LIGHT_PART, if_missing=True)
+    assert any(ROUTE_LOG in line for line in logged), logged
+    assert phrases.stat().st_mtime_ns == written
+    assert _kgs_row()["route_stale"] is None
+    asked = run_kgqa("ask", "who directed The Fall", "--kg", KG, "--llm", "none", "--json")
+    assert json.loads(asked.stdout)["route"]["stale"] is None
+
+    # a part --if-missing adds gives auto a method its route never measured: the route is learned again
+    shutil.rmtree(kg_models.part_dir(KG, "simgrag"))
+    logged = _train(driver, EVERY_LIGHT_PART, if_missing=True)
+    assert any(ROUTE_LOG in line for line in logged), logged
+    assert kg_models.part_installed(KG, "simgrag") and _kgs_row()["route_stale"] is None
+
+    # and with everything installed and the route current, --if-missing keeps it all
+    logged = _train(driver, EVERY_LIGHT_PART, if_missing=True)
+    assert not any(ROUTE_LOG in line for line in logged), logged
