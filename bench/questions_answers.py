@@ -64,8 +64,9 @@ def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]
                 result = answerer.ask(row["question"])
                 answers, error = list(result.answers), ""
                 topics = [e.name for e in result.evidence.topic_entities]
+                confidence = result.evidence.confidence
             except Exception as exc:  # a failed question is a miss, and is counted
-                answers, error, topics = [], f"{type(exc).__name__}: {exc}", []
+                answers, error, topics, confidence = [], f"{type(exc).__name__}: {exc}", [], None
             hits1, hit = score(answers, row["answers"])
             out.append(
                 {
@@ -76,6 +77,7 @@ def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]
                     "hit": hit,
                     "answers": answers[:5],
                     "topics": topics,
+                    "confidence": confidence,
                     "error": error,
                     "ms": (time.perf_counter() - started) * 1000,
                 }
@@ -104,6 +106,29 @@ def table(results: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+CONFIDENCE_BINS = (0.0, 0.3, 0.5, 0.7, 0.9, 1.01)
+
+
+def reliability(results: dict[str, list[dict[str, Any]]]) -> str:
+    """Per method that says how sure it is: how often its first answer is right, by its confidence."""
+    lines = []
+    for method, rows in results.items():
+        scored = [r for r in rows if r.get("confidence") is not None and r["answers"]]
+        if not scored:
+            continue
+        lines += [
+            f"\n{method}: first answer right, by confidence\n",
+            "| confidence | n | right |",
+            "|---|---:|---:|",
+        ]
+        for low, high in zip(CONFIDENCE_BINS, CONFIDENCE_BINS[1:], strict=False):
+            chosen = [r for r in scored if low <= r["confidence"] < high]
+            if chosen:
+                right = 100 * sum(r["hits1"] for r in chosen) / len(chosen)
+                lines.append(f"| {low:.1f}-{min(high, 1.0):.1f} | {len(chosen)} | {right:.1f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, required=True, help="a JSONL question set")
@@ -127,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     command += f" --kg {args.kg} --part {args.part}" if args.kg else f" --part {args.part}"
     print(f"`{command}`\n")
     print(table(results))
+    print(reliability(results))
     for method, answered in results.items():
         errors = [r for r in answered if r["error"]]
         if errors:

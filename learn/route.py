@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from kgqa.core.errors import CannotRunHere
 from kgqa.core.text import normalize_answer
 from kgqa.graph.cypher import render
+from kgqa.models import kg_models
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.qa.routing import (
     MethodOutcome,
@@ -108,6 +109,7 @@ def measure_route(
         except CannotRunHere as exc:
             unavailable[method] = str(exc)
     classifiers = installed_classifiers(kg)
+    path_scorer = kg_models.part_installed(kg, "path_scorer")
     names = answer_names(driver, kg, [a for qs in pools.values() for q in qs for a in q.answer_ids])
     records: list[RouteRecord] = []
     hits: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -116,7 +118,7 @@ def measure_route(
         for q in tqdm(questions, desc=f"route: asking every method ({pool})", unit="q", leave=False):
             gold = {normalize_answer(names[a]) for a in q.answer_ids if a in names}
             topics = link_entities(driver, q.text, kg)
-            signals = question_signals(q.text, topics, classifiers is not None, classifiers)
+            signals = question_signals(q.text, topics, classifiers is not None, classifiers, path_scorer)
             outcomes: dict[str, MethodOutcome] = {}
             for method, answerer in answerers.items():
                 try:
@@ -130,7 +132,7 @@ def measure_route(
                 passes = not answered(result.evidence, asked_kind(q.text))
                 top = result.answers[0] if result.answers else ""
                 hit = bool(top) and normalize_answer(top) in gold
-                outcomes[method] = MethodOutcome(passes, hit)
+                outcomes[method] = MethodOutcome(passes, hit, result.evidence.confidence)
                 hits[method][pool].append(float(hit))
             records.append(RouteRecord(signals, outcomes, weight))
     usable = [m for m in methods if m in answerers]

@@ -56,8 +56,8 @@ class TrainAllOptions:
     if_missing: bool = False  # keep the parts that are installed already
     parts: tuple[str, ...] = PARTS
     synthesis: SynthesisConfig = field(default_factory=SynthesisConfig)
-    path_scorer_questions: int = 3000  # training questions the path scorer fine-tunes on at most
-    path_scorer_epochs: int = 2
+    path_scorer_questions: int = 2000  # training questions the path scorer fine-tunes on at most
+    path_scorer_epochs: int = 1
     gsr_examples: int = 150_000  # read in all, over as many epochs as the distinct examples allow
     subgraphrag_per_hop: int = 1000  # training questions per hop count
     subgraphrag_epochs: int = 6

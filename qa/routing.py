@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kgqa.answer.extractive import answer_extractive
@@ -360,6 +360,7 @@ class MethodOutcome:
 
     passes: bool
     hit: bool
+    confidence: float | None = None  # the method's confidence in its answer, when it says
 
 
 @dataclass(frozen=True)
@@ -377,12 +378,38 @@ def replay(policy: RoutePolicy, records: Sequence[RouteRecord], available: dict[
     method whose evidence passes, as :func:`follow_route` walks it."""
     total = 0.0
     for record in records:
+        unsure: MethodOutcome | None = None
         for step in plan_route(record.signals, available, policy):
             outcome = record.outcomes.get(step.method)
-            if outcome is not None and outcome.passes:
-                total += record.weight * outcome.hit
-                break
+            if outcome is None or not outcome.passes:
+                continue
+            if outcome.confidence is not None and outcome.confidence < policy.min_confidence:
+                if unsure is None or (unsure.confidence or 0.0) < outcome.confidence:
+                    unsure = outcome
+                continue
+            total += record.weight * outcome.hit
+            break
+        else:
+            if unsure is not None:
+                total += record.weight * unsure.hit
     return total
+
+
+CONFIDENCE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def learn_min_confidence(
+    policy: RoutePolicy, records: Sequence[RouteRecord], available: dict[str, str]
+) -> RoutePolicy:
+    """``policy`` with the confidence under which an answer passes the question on that answers most of
+    ``records`` (ties: the one nearest the policy's own)."""
+    if not any(o.confidence is not None for r in records for o in r.outcomes.values()):
+        return policy
+    scored = [
+        (replay(replace(policy, min_confidence=c), records, available), -abs(c - policy.min_confidence), c)
+        for c in CONFIDENCE_GRID
+    ]
+    return replace(policy, min_confidence=max(scored)[2])
 
 
 MIN_GAIN = 0.01  # a learned policy replaces the default only when it answers this share more
@@ -468,11 +495,17 @@ def learn_policy(
                 best_order, best_score = fallback, kept
             chosen[name] = best_order
             total += best_score
-        policy = RoutePolicy(sure, chosen["several"], chosen["sure"], chosen["unsure"])
+        policy = RoutePolicy(
+            sure, chosen["several"], chosen["sure"], chosen["unsure"], default.min_confidence
+        )
         closeness = -abs(sure - default.sure_qtype) if sure != NEVER_SURE else -NEVER_SURE
         if best is None or (total, closeness) > (best[0], best[1]):
             best = (total, closeness, policy)
     assert best is not None
+    # the orders chosen, the confidence that passes a question on is chosen for them (and for the default's)
+    learned_policy = learn_min_confidence(best[2], records, available)
+    default = learn_min_confidence(default, records, available)
+    best = (replay(learned_policy, records, available), best[1], learned_policy)
     weight = sum(r.weight for r in records) or 1.0
     learned, kept = best[0] / weight, replay(default, records, available) / weight
     report = {

@@ -50,6 +50,8 @@ QUICK_TRAINING: dict[str, Any] = {
     "subgraphrag_epochs": 3,
     "gsr_examples": 40_000,
     "route_questions": 60,
+    "path_scorer_questions": 300,
+    "path_scorer_epochs": 1,
 }
 
 _skipped: list[tuple[str, str]] = []

@@ -21,6 +21,8 @@ QUICK = {
     "subgraphrag_per_hop": 60,
     "subgraphrag_epochs": 2,
     "route_questions": 40,
+    "path_scorer_questions": 400,
+    "path_scorer_epochs": 1,
 }
 
 

@@ -47,12 +47,12 @@ MAX_TOKENS = 48
 
 @dataclass
 class PathScorerConfig:
-    epochs: int = 2
+    epochs: int = 1
     batch_size: int = 16
     hard_negatives: int = 5  # per question, from the chains walkable from its topic
     lr: float = 3e-5
     temperature: float = 0.05
-    max_questions: int = 3000  # training questions read at most (a seeded sample)
+    max_questions: int = 2000  # training questions read at most (a seeded sample)
     validation_questions: int = 200
     seed: int = 13
 
