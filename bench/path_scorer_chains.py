@@ -21,9 +21,9 @@ import numpy as np
 from kgqa.core.relation_text import chain_text
 from kgqa.graph.connection import open_driver
 from kgqa.graph.walkable import walkable_chains
-from kgqa.models import registry
+from kgqa.models import kg_models
 from kgqa.models.encoder import OnnxEncoder
-from kgqa.models.path_scorer import scorer_query
+from kgqa.models.path_scorer import PathScorer, scorer_query
 from kgqa.retrieve.linking import link_entities
 from rich.progress import track
 
@@ -36,9 +36,10 @@ def main() -> None:
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.set.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if args.part == "all" or r["part"] == args.part]
-    scorer = registry.path_scorer(args.kg)
-    if scorer is None:
+    directory = kg_models.part_dir(args.kg, "path_scorer")
+    if not kg_models.part_installed(args.kg, "path_scorer"):
         raise SystemExit(f"KG {args.kg!r} has no path scorer: kgqa train all --kg {args.kg}")
+    scorer = PathScorer(directory)
     stock = OnnxEncoder()
     tally: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     with open_driver() as driver:

@@ -18,6 +18,7 @@ from kgqa.core.errors import CannotRunHere
 from kgqa.core.text import normalize_answer
 from kgqa.graph.cypher import render
 from kgqa.models import kg_models
+from kgqa.models.path_scorer import ranks_sgrag
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.qa.routing import (
     MethodOutcome,
@@ -109,7 +110,7 @@ def measure_route(
         except CannotRunHere as exc:
             unavailable[method] = str(exc)
     classifiers = installed_classifiers(kg)
-    path_scorer = kg_models.part_installed(kg, "path_scorer")
+    path_scorer = ranks_sgrag(kg_models.part_dir(kg, "path_scorer"))
     names = answer_names(driver, kg, [a for qs in pools.values() for q in qs for a in q.answer_ids])
     records: list[RouteRecord] = []
     hits: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))

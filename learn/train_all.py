@@ -33,6 +33,7 @@ from kgqa.learn.route import measure_route, sample_route_questions
 from kgqa.models import kg_models, registry
 from kgqa.models.encoder import embed
 from kgqa.models.kg_models import KgProfile, PartReport
+from kgqa.models.path_scorer import set_ranks_sgrag
 from kgqa.models.question_classifiers import mask_question
 from kgqa.qa.methods import AUTO_CANDIDATES
 from kgqa.qa.routing import policy_to_json
@@ -125,6 +126,15 @@ def _timed(log: Callable[[str], None], what: str) -> Callable[[], float]:
     log(f"{what} ...")
     began = time.perf_counter()
     return lambda: round(time.perf_counter() - began, 1)
+
+
+def _classifier_chain_accuracy(kg: str, questions: Sequence[LabelledQuestion]) -> float:
+    classifiers = registry.question_classifiers(kg)
+    asked = [q for q in questions if q.chain]
+    if not asked:
+        return 0.0
+    predicted = classifiers.predict_chains([q.text for q in asked], [list(q.topic_spans) for q in asked])
+    return round(sum(p.steps == q.chain for p, q in zip(predicted, asked, strict=True)) / len(asked), 4)
 
 
 def train_all(
@@ -300,9 +310,20 @@ def train_all(
             ),
             log,
         )
-        parts["path_scorer"] = PartReport(
-            done(), scorer.examples, scorer.metrics, [f"trained on {scorer.device}"]
+        notes = [f"trained on {scorer.device}"]
+        metrics = dict(scorer.metrics)
+        ranks = True  # without labelled questions: the classifier only knows the synthesised wordings
+        if labelled and kg_models.part_installed(kg, "classifiers"):
+            # The KG's own held-out questions decide whether sgrag ranks its chains with the scorer or keeps
+            # its chain classifier; synthesised questions never do (the classifier learned their very words).
+            classifier = _classifier_chain_accuracy(kg, splits.validation[: scorer.validation])
+            metrics["classifier_chain_accuracy_held_out"] = classifier
+            ranks = metrics["chain_at_1_held_out"] >= classifier
+        set_ranks_sgrag(kg_models.part_dir(kg, "path_scorer"), ranks)
+        notes.append(
+            "sgrag ranks chains with it" if ranks else "sgrag keeps its classifier, which did better"
         )
+        parts["path_scorer"] = PartReport(done(), scorer.examples, metrics, notes)
     if "gsr" in wanted:
         from kgqa.training.gsr import GsrConfig, train_gsr
 

@@ -34,6 +34,22 @@ def scorer_query(question: str, topic_spans: Sequence[str]) -> str:
     return text.lower().replace(TOPIC_MASK.lower(), TOPIC_MASK)
 
 
+def set_ranks_sgrag(directory: Path, ranks: bool) -> None:
+    """Records whether sgrag ranks its chains with this scorer (``kgqa train all`` measures it)."""
+    meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    meta["ranks_sgrag"] = ranks
+    (directory / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+
+def ranks_sgrag(directory: Path) -> bool:
+    """Whether sgrag ranks with the scorer in ``directory`` (False when there is none, or when ``kgqa train
+    all`` has not decided it)."""
+    try:
+        return bool(json.loads((directory / META_FILE).read_text(encoding="utf-8")).get("ranks_sgrag", False))
+    except (OSError, ValueError):
+        return False
+
+
 class PathScorer:
     def __init__(self, directory: Path) -> None:
         self.directory = directory

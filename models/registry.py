@@ -17,7 +17,7 @@ from kgqa.core.errors import ModelMissing
 from kgqa.models import kg_models
 from kgqa.models.gsr import ChainModel
 from kgqa.models.path_scorer import META_FILE as PATH_SCORER_META
-from kgqa.models.path_scorer import PathScorer
+from kgqa.models.path_scorer import PathScorer, ranks_sgrag
 from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
 
 _LOCK = threading.Lock()
@@ -71,10 +71,11 @@ def gsr_chain_model(kg: str) -> ChainModel:
 
 
 def path_scorer(kg: str) -> PathScorer | None:
-    """KG ``kg``'s question-to-path scorer (cached per process), or None when the KG has none."""
+    """KG ``kg``'s question-to-path scorer (cached per process), or None when the KG has none, or when its own
+    held-out questions said sgrag's chain classifier ranks better (:func:`ranks_sgrag`)."""
     directory = kg_models.part_dir(kg, "path_scorer")
     stamp = _stamp(directory / PATH_SCORER_META)
-    if stamp < 0:
+    if stamp < 0 or not ranks_sgrag(directory):
         return None
     with _LOCK:
         cached = _PATH_SCORERS.get(directory)

@@ -55,6 +55,8 @@ class Result:
             ],
             "answers": self.answer.answers,
             "answer_scores": [round(s, 4) for s in self.answer.scores],
+            # how likely the first answer is right, when the method's model says (the path scorer)
+            "confidence": None if ev.confidence is None else round(ev.confidence, 4),
             "triplets": [list(t) for t in ev.triplets],
             "hops": ev.hops,
             "explanation": self.answer.explanation,

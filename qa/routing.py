@@ -35,6 +35,7 @@ from kgqa.core.errors import CannotRunHere
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import kg_has_embeddings
 from kgqa.models import kg_models, registry
+from kgqa.models.path_scorer import ranks_sgrag
 from kgqa.models.question_classifiers import QuestionClassifiers
 from kgqa.qa.methods import AUTO_CANDIDATES, NEEDS_VECTORS, make_retriever, method_status
 from kgqa.retrieve.base import Retriever
@@ -279,7 +280,7 @@ class Router:
         self.broken: dict[str, CannotRunHere] = {}
         self.classifiers = installed_classifiers(kg)
         self.templates_fit = self.classifiers is not None
-        self.path_scorer = kg_models.part_installed(kg, "path_scorer")
+        self.path_scorer = ranks_sgrag(kg_models.part_dir(kg, "path_scorer"))
 
     def retriever(self, method: str) -> Retriever:
         if method in self.broken:

@@ -85,6 +85,20 @@ def test_every_method_runs_on_the_kg(fb15k: str, method: str) -> None:
     assert result["topic_entities"] == ["France"] and result["triplets"]
 
 
+def test_sgrag_ranks_the_chains_walkable_from_the_topic_with_the_path_scorer(fb15k: str) -> None:
+    """Learned from the KG alone, the fine-tuned scorer (not the classifier) picks sgrag's chain, and its
+    probability is the answer's confidence."""
+    done = run_kgqa("ask", "where was steven spielberg born", "--kg", fb15k, "--method", "sgrag", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    trace = result["trace"]
+    assert trace["ranked_by"] == "path scorer" and len(trace["chains_ranked"]) > 5
+    assert trace["chains_ranked"][0][0] == trace["chain"]  # every ranked chain can be walked: the best is used
+    assert 0.0 < result["confidence"] <= 1.0 and result["confidence"] == trace["chain_score"]
+    profile = kg_models.read_profile(fb15k)
+    assert profile is not None and profile.parts["path_scorer"].metrics["chain_at_1_held_out"] > 0.5
+
+
 def test_webqsp_is_scoped_to_the_questions_the_kg_can_answer(
     fb15k: str, driver: Any, shared_data: Path
 ) -> None:

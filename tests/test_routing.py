@@ -19,6 +19,7 @@ from kgqa.qa.routing import (
     answered,
     asked_kind,
     follow_route,
+    learn_min_confidence,
     learn_policy,
     plan_route,
     policy_from_json,
@@ -175,6 +176,47 @@ def test_the_route_moves_on_when_a_method_fails_or_finds_nothing() -> None:
     nothing = Route(signals, plan_route(signals, ALL, POLICY))
     assert follow_route(nothing, lambda m: _evidence(m, [])) is None and nothing.chosen is None
     assert len(nothing.tried) == len(nothing.planned)
+
+
+def _sure(method: str, answer: str, confidence: float | None) -> Evidence:
+    evidence = _evidence(method, [("A", "r", answer)])
+    evidence.answer_candidates, evidence.confidence = [answer], confidence
+    return evidence
+
+
+def test_a_path_scorer_goes_first_and_an_unsure_answer_passes_the_question_on() -> None:
+    signals = QuestionSignals(1, 0, True, "directed_by>", 0.1, path_scorer=True)
+    planned = plan_route(signals, ALL, POLICY)
+    assert planned[0].method == "sgrag" and "path scorer" in planned[0].why
+    outcomes = {"sgrag": _sure("sgrag", "X", 0.3), "simgrag": _sure("simgrag", "Y", None)}
+    route = Route(signals, planned)
+    chosen = follow_route(route, lambda m: outcomes.get(m) or _evidence(m, []), min_confidence=0.5)
+    assert chosen is not None and chosen.method == "simgrag" and route.chosen == "simgrag"
+    assert route.tried[0]["outcome"] == "unsure (confidence 0.30 < 0.50)"
+    # only unsure answers: the surest of them is given, and the route says so
+    unsure = {"sgrag": _sure("sgrag", "X", 0.3), "simgrag": _sure("simgrag", "Y", 0.4)}
+    route = Route(signals, planned)
+    chosen = follow_route(route, lambda m: unsure.get(m) or _evidence(m, []), min_confidence=0.5)
+    assert chosen is not None and chosen.method == "simgrag" and route.chosen == "simgrag"
+    assert route.tried[-1] == {
+        "method": "simgrag",
+        "why": "no method was sure",
+        "outcome": "answered (the surest unsure)",
+    }
+
+
+def test_the_confidence_that_passes_a_question_on_is_learned_from_the_held_out_questions() -> None:
+    signals = QuestionSignals(1, 0, True, "x>", 0.1, path_scorer=True)
+    # sgrag is right when it is sure (0.8), wrong when unsure (0.2); frag is right on those
+    records = [
+        RouteRecord(signals, {"sgrag": MethodOutcome(True, True, 0.8), "frag": MethodOutcome(True, False)}),
+        RouteRecord(signals, {"sgrag": MethodOutcome(True, False, 0.2), "frag": MethodOutcome(True, True)}),
+    ]
+    available = dict.fromkeys(["sgrag", "frag"], "")
+    never = RoutePolicy(one_entity_unsure=("sgrag", "frag"), min_confidence=0.0)
+    assert replay(never, records, available) == 1.0
+    learned = learn_min_confidence(never, records, available)
+    assert 0.2 < learned.min_confidence <= 0.8 and replay(learned, records, available) == 2.0
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,7 @@ class ScorerExample:
 @dataclass
 class PathScorerReport:
     examples: int
-    validation: int
+    validation: int  # the validation questions chain_at_1_held_out was measured on (the first ones)
     seconds: float
     device: str
     metrics: dict[str, float]
@@ -209,7 +209,11 @@ def train_path_scorer(
     log(f"path scorer: the question's own chain first for {after:.3f} of the held-out questions")
     known = sorted({c for row in train_rows + valid_rows for c in (row.positive, *row.walkable)})
     report = PathScorerReport(
-        len(train_rows), len(valid_rows), round(time.perf_counter() - began, 1), run_on.type, metrics
+        len(train_rows),
+        min(len(validation), cfg.validation_questions),
+        round(time.perf_counter() - began, 1),
+        run_on.type,
+        metrics,
     )
     _export(model, known, out, {"config": asdict(cfg), "report": asdict(report)})
     return report

@@ -64,8 +64,11 @@
       answers.textContent = "No answer: " + (result.explanation || "nothing found");
     }
     const ms = result.latency_ms.total ? Math.round(result.latency_ms.total) + " ms" : "";
+    // the confidence is the method's calibrated probability that the first answer is right, when it has one
+    const sure = result.confidence === null || result.confidence === undefined ? "" :
+      " · confidence " + Math.round(100 * result.confidence) + " %";
     $("meta").textContent = "topic: " + (result.topic_entities.join(", ") || "none") + " · method " + result.method +
-      " · kg " + result.kg + " · " + result.triplets.length + " triplets · " + ms;
+      " · kg " + result.kg + " · " + result.triplets.length + " triplets · " + ms + sure;
     const drawn = window.kgqaDrawEvidence($("graph"), result);
     window.kgqaLastGraph = drawn;  // for tests and the console
     const onPath = new Set(drawn.edges(".path").map((e) => e.data("id")));
