@@ -93,7 +93,7 @@ def test_sgrag_ranks_the_chains_walkable_from_the_topic_with_the_path_scorer(fb1
     result = json.loads(done.stdout)
     trace = result["trace"]
     assert trace["ranked_by"] == "path scorer" and len(trace["chains_ranked"]) > 5
-    assert trace["chains_ranked"][0][0] == trace["chain"]  # every ranked chain can be walked: the best is used
+    assert trace["chains_ranked"][0][0] == trace["chain"]  # walkable: the best is used
     assert 0.0 < result["confidence"] <= 1.0 and result["confidence"] == trace["chain_score"]
     profile = kg_models.read_profile(fb15k)
     assert profile is not None and profile.parts["path_scorer"].metrics["chain_at_1_held_out"] > 0.5
