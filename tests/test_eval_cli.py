@@ -82,6 +82,10 @@ def test_cli_on_the_hand_computed_fixture(neo4j_env: dict[str, str], metaqa_kg: 
     assert "| all | 5 | 60.0 | 80.0 | 62.7 | 70.6 |" in out.with_suffix(".md").read_text()
 
 
+def _replay_args(kg: str) -> list[str]:
+    return ["metaqa", "--split", "dev", "--path", str(MINI_METAQA), "--method", REPLAY, "--kg", kg]
+
+
 def test_without_matplotlib_the_chart_is_skipped_and_said_so(
     neo4j_env: dict[str, str], metaqa_kg: str, tmp_path: Path
 ) -> None:
@@ -91,20 +95,8 @@ def test_without_matplotlib_the_chart_is_skipped_and_said_so(
 
     out = tmp_path / "no-chart.json"
     blocked = "import sys; sys.modules['matplotlib'] = None; from kgqa.cli.main import main; main()"
-    args = [
-        "eval",
-        "metaqa",
-        "--split",
-        "dev",
-        "--path",
-        str(MINI_METAQA),
-        "--method",
-        REPLAY,
-        "--kg",
-        metaqa_kg,
-    ]
     done = subprocess.run(
-        [sys.executable, "-c", blocked, *args, "--out", str(out), "--no-progress"],
+        [sys.executable, "-c", blocked, "eval", *_replay_args(metaqa_kg), "--out", str(out), "--no-progress"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -168,15 +160,7 @@ def test_cli_errors_are_one_line(neo4j_env: dict[str, str], tmp_path: Path) -> N
     assert no_dev.returncode == 2 and "cwq has no dev split here" in no_dev.stderr
     no_kg = run_kgqa(
         "eval",
-        "metaqa",
-        "--split",
-        "dev",
-        "--path",
-        str(MINI_METAQA),
-        "--method",
-        REPLAY,
-        "--kg",
-        "no-such-kg",
+        *_replay_args("no-such-kg"),
         "--out",
         str(tmp_path / "y.json"),
         "--no-progress",

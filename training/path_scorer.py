@@ -38,6 +38,7 @@ from kgqa.graph.walkable import walkable_chains
 from kgqa.models.encoder import OnnxEncoder, encoder_meta, source_dir
 from kgqa.models.encoder_build import build_encoder, source_fingerprint
 from kgqa.models.path_scorer import CHAINS_FILE, META_FILE, VECTORS_FILE, scorer_query
+from kgqa.training.gsr import install
 from kgqa.training.questions import LabelledQuestion
 from neo4j import Driver
 from tqdm import tqdm
@@ -264,12 +265,7 @@ def _export(model: _Encoder, chains: Sequence[Chain], out: Path, meta: dict[str,
         np.save(staging / VECTORS_FILE, vectors)
         (staging / CHAINS_FILE).write_text(json.dumps([chain_key(c) for c in chains]))
         (staging / META_FILE).write_text(json.dumps(meta, indent=1))  # last: its presence means complete
-        old = out.with_name(f".{out.name}-old")
-        shutil.rmtree(old, ignore_errors=True)
-        if out.exists():
-            out.rename(old)
-        staging.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
+        install(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(weights, ignore_errors=True)
