@@ -8,6 +8,7 @@ at the training temperature). Chains it never saw while training are embedded on
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -82,8 +83,12 @@ class PathScorer:
     def cosines(self, question: str, topic_spans: Sequence[str], chains: Sequence[Chain]) -> np.ndarray:
         if not chains:
             return np.zeros(0, dtype=np.float32)
-        query = self.encoder.embed_one(scorer_query(question, topic_spans))
-        return self.chain_vectors(chains) @ query
+        return self.chain_vectors(chains) @ self._query_vector(scorer_query(question, topic_spans))
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - one scorer per KG, kept for the process anyway
+    def _query_vector(self, text: str) -> np.ndarray:
+        """The masked question's vector: sgrag ranks each topic's chains against the same question."""
+        return self.encoder.embed_one(text)
 
     def probabilities(self, cosines: np.ndarray) -> np.ndarray:
         """A softmax over the candidates at the training temperature: how sure the scorer is of each."""
