@@ -34,6 +34,7 @@ from typing import Any
 
 from fb15k_report import KINDS, hits  # the bench folder is on sys.path when a script runs
 from kgqa.evaluation.report import STAGES, ms, pct
+from questions_answers import CONFIDENCE_BINS
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
@@ -269,6 +270,37 @@ def metaqa_section(cfg: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def reliability_table(present: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[str]:
+    """How often a first answer is right, by the confidence its method gave it (methods that give one)."""
+    bins = list(zip(CONFIDENCE_BINS, CONFIDENCE_BINS[1:], strict=False))
+    head = ["method", "KG trained", "part", *(f"{low:.1f}-{min(high, 1.0):.1f}" for low, high in bins)]
+    lines = [
+        "",
+        "The confidence is calibrated when answers given it are right about that often: each cell is the "
+        "share of first answers right, and how many answers had a confidence in that range.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---|---|---|" + "---:|" * len(bins),
+    ]
+    for entry, data in present:
+        for method, rows in data.items():
+            if method.startswith("_"):
+                continue
+            scored = [r for r in rows if r.get("confidence") is not None and r["answers"]]
+            if not scored:
+                continue
+            for part in ("heldout", "all"):
+                chosen = [r for r in scored if part == "all" or r["part"] == part]
+                cells = []
+                for low, high in bins:
+                    in_bin = [r for r in chosen if low <= r["confidence"] < high]
+                    right = 100 * sum(r["hits1"] for r in in_bin) / len(in_bin) if in_bin else None
+                    cells.append(f"{right:.0f} % ({len(in_bin)})" if right is not None else "-")
+                label = link(REPO / entry["file"], entry["label"]).replace("[`", "[").replace("`]", "]")
+                lines.append(f"| **{method}** | {label} | {part} | " + " | ".join(cells) + " |")
+    return lines if len(lines) > 5 else []
+
+
 def fb15k_section(cfg: Mapping[str, Any]) -> list[str]:
     entries = cfg.get("fb15k", [])
     loaded = [(e, read_json(REPO / e["file"])) for e in entries]
@@ -311,6 +343,7 @@ def fb15k_section(cfg: Mapping[str, Any]) -> list[str]:
             command = data.get("_command", "")
             lines.append(with_flags(command, {"--kg": entry["kg"], "--out": entry["file"]}))
         lines.append("```")
+        lines += reliability_table(present)
     lines += [
         "",
         "What each training part took: `python bench/fb15k_report.py` writes "

@@ -99,6 +99,30 @@ def test_sgrag_ranks_the_chains_walkable_from_the_topic_with_the_path_scorer(fb1
     assert profile is not None and profile.parts["path_scorer"].metrics["chain_at_1_held_out"] > 0.5
 
 
+def test_sgrag_joins_two_topics_on_what_both_reach(fb15k: str, driver: Any) -> None:
+    """A question naming two entities: sgrag's answers are the ends that a chain from each of them reaches,
+    the pair the scorer finds likeliest, with a confidence on the scale of one chain's."""
+    from kgqa.retrieve.linking import link_entities
+    from kgqa.retrieve.sgrag import SgragRetriever
+
+    question = "Which Brad Pitt movies did David Fincher direct?"
+    topics = link_entities(driver, question, fb15k)
+    names = {t.id: t.name for t in topics}
+    assert {"Brad Pitt", "David Fincher"} <= set(names.values())
+    evidence = SgragRetriever(driver).retrieve(question, fb15k, 1000, topics)  # every path, both topics
+    trace = evidence.trace
+    assert trace.ranked_by == "path scorer" and len(trace.constrained_by) == 1
+    assert evidence.answer_candidates and 0.0 < (evidence.confidence or 0.0) <= 1.0
+    reached_from: dict[str, set[str]] = {}
+    for path in evidence.paths:
+        start = node = next(n for n in (path[0][0], path[0][2]) if n in names.values())
+        for head, _relation, tail in path:  # triplets keep the KG's direction; the walk may go against it
+            node = tail if head == node else head
+        reached_from.setdefault(node, set()).add(start)
+    both = {a for a, starts in reached_from.items() if len(starts) == 2}
+    assert set(evidence.answer_candidates) <= both, reached_from
+
+
 def test_webqsp_is_scoped_to_the_questions_the_kg_can_answer(
     fb15k: str, driver: Any, shared_data: Path
 ) -> None:
