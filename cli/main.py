@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kgs": ("kgqa.cli.load_cmd", "kgs"),
     "index": ("kgqa.cli.load_cmd", "index"),
     "ask": ("kgqa.cli.ask_cmd", "ask"),
+    "link": ("kgqa.cli.link_cmd", "link"),
     "verify": ("kgqa.cli.verify_cmd", "verify"),
     "llm": ("kgqa.cli.llm_cmd", "llm"),
     "eval": ("kgqa.cli.eval_cmd", "eval_command"),

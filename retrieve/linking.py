@@ -13,6 +13,9 @@ The question travels as a query parameter, never as query text.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from kgqa.core.limits import LINKED_ENTITIES
 from kgqa.core.types import LinkedEntity
 from kgqa.graph.cypher import render
@@ -43,3 +46,56 @@ def link_entities(
         LinkedEntity(str(r["id"]), str(r["name"]), round(float(r["score"]), 4), str(r["how"]), str(r["span"]))
         for r in records
     ]
+
+
+# What each lookup of the linker means, said to a person reading why a span was linked.
+HOW_LINKED = {
+    "bracket": "the [bracketed] name or id",
+    "exact": "the span is the entity's name",
+    "singular": "the span is the entity's name in the plural",
+    "fulltext": "the span is the name up to case, accents or punctuation",
+    "fuzzy": "the span is the name with a typo or two",
+    "head": "the name without the words many names share",
+    "partial": "a person named by the last word of the name",
+    "initials": "the initials of the name",
+    "vector": "the nearest name by meaning (nothing matched by spelling)",
+    "given": "given by the caller",
+}
+
+
+@dataclass(frozen=True)
+class LinkReport:
+    """How one question links: what the answer methods start from, and the other entities the linker found
+    above its floor but left out (weaker than the first by more than its ratio, or beyond its count)."""
+
+    question: str
+    kg: str
+    linked: list[LinkedEntity]
+    also_found: list[LinkedEntity] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        def row(e: LinkedEntity) -> dict[str, Any]:
+            return {
+                "span": e.span,
+                "id": e.id,
+                "name": e.name,
+                "score": e.score,
+                "how": e.how,
+                "why": HOW_LINKED.get(e.how, e.how),
+            }
+
+        return {
+            "question": self.question,
+            "kg": self.kg,
+            "linked": [row(e) for e in self.linked],
+            "also_found": [row(e) for e in self.also_found],
+        }
+
+
+def link_report(driver: Driver, question: str, kg: str, max_found: int = 10) -> LinkReport:
+    """The entities ``question`` links to in ``kg`` as ``kgqa ask`` links them, and up to ``max_found`` in all
+    when every span above the floor is kept (the same procedure with no ratio to the best)."""
+    linked = link_entities(driver, question, kg)
+    chosen = {e.id for e in linked}
+    everything = link_entities(driver, question, kg, max_entities=max_found, secondary_ratio=0.0)
+    return LinkReport(question, kg, linked, [e for e in everything if e.id not in chosen])

@@ -48,6 +48,18 @@ def _initial_words(words: Sequence[str]) -> list[str]:
     return [w for w in words if w not in _MINOR and not w.isdigit() and len(w) > 2]
 
 
+def initialled(words: list[str]) -> list[list[str]]:
+    """The words whose initials people type for a name: all of them, and those before its first small word
+    ("us" for "United States of America", as well as "usa")."""
+    out = [words]
+    for i, word in enumerate(words):
+        if word in _MINOR:
+            if i >= 2:
+                out.append(words[:i])
+            break
+    return out
+
+
 def question_words(
     questions: Sequence[LabelledQuestion],
     name_df: Counter[str],
@@ -90,9 +102,10 @@ def learn_linking_words(
     several.sort(reverse=True)
     initials: dict[str, list[str]] = defaultdict(list)
     for _degree, entity, name in several[: max(1, round(len(several) * INITIALS_SHARE))]:
-        letters = "".join(w[0] for w in _initial_words(_words(name)))
-        if 2 <= len(letters) <= 5:
-            initials[letters].append(entity)
+        for words in initialled(_words(name)):
+            letters = "".join(w[0] for w in _initial_words(words))
+            if 2 <= len(letters) <= 5 and entity not in initials[letters]:
+                initials[letters].append(entity)
     return {
         "entities": len(records),
         "question_words": question_words(questions, name_df),

@@ -152,6 +152,11 @@ public final class EntityLinker {
                 LinkScoring.score(c, tokens, content, hasCase, cues);
             }
         }
+        boolean[] ordinary = new boolean[tokens.size()];
+        for (int k = 0; k < tokens.size(); k++) {
+            ordinary[k] = LinkText.typedCommon(tokens.get(k), learned()::commonInEnglish);
+        }
+        LinkScoring.yieldToNames(candidates.values(), ordinary);
         return SpanResolver.resolve(new ArrayList<>(candidates.values()), tokens, maxEntities, secondaryRatio);
     }
 

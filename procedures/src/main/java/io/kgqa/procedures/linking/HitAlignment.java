@@ -112,7 +112,7 @@ final class HitAlignment {
                     Candidate head = head(hit, spacedTarget, windows, common);
                     Candidate partial = head == null ? partial(hit, spacedTarget, tokens) : head;
                     // a common word typed in lower case is that word: "the lead singer" is not Bryan Singer
-                    if (partial != null && !("partial".equals(partial.how) && typedCommon(tokens.get(partial.start),
+                    if (partial != null && !("partial".equals(partial.how) && LinkText.typedCommon(tokens.get(partial.start),
                             english))) {
                         out.add(partial);
                     }
@@ -120,7 +120,7 @@ final class HitAlignment {
                 }
                 found = windows.get(bestWindow);
                 // ... and a correctly spelt one is not a typo of a name: "movie" is not "B movie"
-                if (found.end() - found.start() == 1 && typedCommon(tokens.get(found.start()), english)) {
+                if (found.end() - found.start() == 1 && LinkText.typedCommon(tokens.get(found.start()), english)) {
                     continue;
                 }
                 quality = 1 - LinkScoring.EDIT_PENALTY * bestDistance / length;
@@ -130,10 +130,6 @@ final class HitAlignment {
                     hit.degree(), hit.types()));
         }
         return out;
-    }
-
-    private static boolean typedCommon(Token token, Predicate<String> english) {
-        return english.test(token.norm()) && !LinkText.typedCapitalised(token);
     }
 
     /**
@@ -149,7 +145,8 @@ final class HitAlignment {
                 rest.add(w);
             }
         }
-        if (rest.isEmpty() || rest.size() == words.size()) {
+        // a number left alone is a value the question states ("in 1980"), not "1980 Summer Olympics"
+        if (rest.isEmpty() || rest.size() == words.size() || rest.stream().allMatch(LinkText::isDigits)) {
             return null;
         }
         Window found = windows.get(String.join("", rest));

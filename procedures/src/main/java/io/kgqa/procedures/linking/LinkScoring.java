@@ -2,6 +2,7 @@ package io.kgqa.procedures.linking;
 
 import io.kgqa.procedures.linking.LinkText.Token;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -57,12 +58,19 @@ final class LinkScoring {
     static final double QUESTION_WORDS_ONLY = 0.25;
     /** A surname alone in a question typed all in lower case: it cannot show itself as a name. */
     static final double SURNAME_IN_LOWER_CASE = 0.85;
+    /** A name said without its common words, in a question typed all in lower case ("facebook", "denmark"). */
+    static final double HEAD_IN_LOWER_CASE = 0.85;
     /** Per content word next to the span: the name the user typed probably goes on ("Bad Boy" in "Bad Boy Bubby"). */
     static final double NEXT_TO_CONTENT_WORD = 0.85;
     /** Every judged word capitalised, in a question that uses case: typed as a name. */
     static final double CAPITALISED = 1.12;
     /** No judged word capitalised, in a question that uses case: typed as ordinary words. */
     static final double NOT_CAPITALISED = 0.88;
+    /**
+     * A span of ordinary English words ("president", "high school", "airport") beside a name elsewhere in the
+     * question: the question asks about the name, and the ordinary words say what of it.
+     */
+    static final double ORDINARY_WORDS_BESIDE_NAME = 0.8;
     /** The question uses a word of one of the entity's relations ("star" -> starred_actors): decides namesakes. */
     static final double RELATION_CUE = 1.03;
 
@@ -130,9 +138,10 @@ final class LinkScoring {
             score = hasCase ? 0 : score * SURNAME_IN_LOWER_CASE;
         }
         // A name said without its common words ("Microsoft") only when typed as a name: an ordinary word
-        // ("just curious") is not "Curious George".
+        // ("just curious") is not "Curious George". A question typed all in lower case cannot show it ("where
+        // are facebook headquarters"), so there it counts less.
         if ("head".equals(c.how) && !capitalised) {
-            score = 0;
+            score = hasCase ? 0 : score * HEAD_IN_LOWER_CASE;
         }
         for (int k : new int[] {c.start - 1, c.end}) {
             if (k >= 0 && k < tokens.size() && content[k]) {
@@ -158,6 +167,39 @@ final class LinkScoring {
         }
         c.score = score;
         return score;
+    }
+
+    /**
+     * Lowers every candidate whose span is ordinary words only ({@code ordinary}: per token, a common English
+     * word typed as one) when a candidate that is not, on other words, scores {@link #MIN_SCORE}: the name is
+     * the topic ("the prime minister of ethiopia"). A question of ordinary words only keeps its scores.
+     */
+    static void yieldToNames(Collection<Candidate> candidates, boolean[] ordinary) {
+        List<Candidate> names = new ArrayList<>();
+        for (Candidate c : candidates) {
+            if (c.score >= MIN_SCORE && !ordinaryWords(c, ordinary)) {
+                names.add(c);
+            }
+        }
+        for (Candidate c : candidates) {
+            if (ordinaryWords(c, ordinary)) {
+                for (Candidate name : names) {
+                    if (name.end <= c.start || c.end <= name.start) {
+                        c.score *= ORDINARY_WORDS_BESIDE_NAME;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    private static boolean ordinaryWords(Candidate c, boolean[] ordinary) {
+        for (int k = c.start; k < c.end; k++) {
+            if (!ordinary[k]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether token {@code k} exists, is not the first of the question, and starts with a capital. */

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -316,6 +317,11 @@ final class LinkText {
     /** Whether the token starts with a capital once its opening quotes or brackets are set aside. */
     static boolean typedCapitalised(Token token) {
         return startsUpper(stripPunctStart(token.text()));
+    }
+
+    /** A common English word typed as one (not capitalised): "the lead singer" is not Bryan Singer. */
+    static boolean typedCommon(Token token, Predicate<String> english) {
+        return english.test(token.norm()) && !typedCapitalised(token);
     }
 
     static boolean startsWithDigit(String text) {

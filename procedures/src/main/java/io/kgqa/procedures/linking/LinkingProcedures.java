@@ -33,7 +33,7 @@ public class LinkingProcedures {
         public final String name;
         /** In [0, 1]; 1 for a [bracketed] exact name or id. */
         public final double score;
-        /** bracket, exact, fulltext, fuzzy or vector. */
+        /** bracket, exact, singular, fulltext, fuzzy, head, partial, initials or vector. */
         public final String how;
         /** The words of the question that name the entity. */
         public final String span;
@@ -61,8 +61,10 @@ public class LinkingProcedures {
             + " onto one capitalised word that is the last word of a person-like name (a surname), plus, only"
             + " when nothing scores 0.3, near-identical names through the entity_embedding vector index; each"
             + " candidate is scored in [0, 1] (exact over fuzzy, longer over shorter, names over question words,"
-            + " capitals) and overlapping spans are resolved best first. how is bracket, exact, singular,"
-            + " fulltext, fuzzy, partial or vector; span the words linked. config: kg (default: the only or most"
+            + " capitals; a span of ordinary English words counts less beside a name elsewhere in the question)"
+            + " and overlapping spans are resolved best first. how is bracket, exact, singular, fulltext, fuzzy,"
+            + " head (a name without the words many names share), partial, initials or vector; span the words"
+            + " linked. config: kg (default: the only or most"
             + " recently loaded complete KG); maxEntities (default " + Limits.LINKED_ENTITIES + ", between 1 and "
             + Limits.MAX_LINKED_ENTITIES + ": spans of the question;"
             + " entities of one name on one span share a place); secondaryRatio (default 0.75: an entity after"

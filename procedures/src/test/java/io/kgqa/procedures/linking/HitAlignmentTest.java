@@ -32,6 +32,10 @@ class HitAlignmentTest {
         Map<String, HitAlignment.Window> windows = Map.of("microsoft", new HitAlignment.Window(2, 3, "microsoft"));
         assertNull(HitAlignment.head(hit("Microsoft Windows"), "microsoft windows", windows, common));
         assertNull(HitAlignment.head(hit("Corporation"), "corporation", windows, common));
+        // a number left alone is a value the question states, not the event it dates
+        Predicate<String> olympic = w -> w.equals("summer") || w.equals("olympics");
+        Map<String, HitAlignment.Window> year = Map.of("1980", new HitAlignment.Window(5, 6, "1980"));
+        assertNull(HitAlignment.head(hit("1980 Summer Olympics"), "1980 summer olympics", year, olympic));
     }
 
     @Test

@@ -1,9 +1,11 @@
 package io.kgqa.procedures.linking;
 
 import static io.kgqa.procedures.linking.LinkScoring.CAPITALISED;
+import static io.kgqa.procedures.linking.LinkScoring.HEAD_IN_LOWER_CASE;
 import static io.kgqa.procedures.linking.LinkScoring.NEXT_TO_CONTENT_WORD;
 import static io.kgqa.procedures.linking.LinkScoring.NOT_CAPITALISED;
 import static io.kgqa.procedures.linking.LinkScoring.ONE_WORD_PENALTY;
+import static io.kgqa.procedures.linking.LinkScoring.ORDINARY_WORDS_BESIDE_NAME;
 import static io.kgqa.procedures.linking.LinkScoring.QUESTION_WORDS_CAPITALISED;
 import static io.kgqa.procedures.linking.LinkScoring.QUESTION_WORDS_ONLY;
 import static io.kgqa.procedures.linking.LinkScoring.RELATION_CUE;
@@ -113,10 +115,34 @@ class LinkScoringTest {
 
     @Test
     void aNameSaidByItsHeadMustBeCapitalisedAndCountsTheWordsSaid() {
-        assertEquals(0.0, score("what is microsoft", candidate("Microsoft Corporation", 2, 3, "head", 0.9)));
+        // a question with capitals and the head in lower case: an ordinary word, not a name
+        assertEquals(0.0, score("what is microsoft in Seattle", candidate("Microsoft Corporation", 2, 3, "head", 0.9)));
+        // a question all in lower case cannot show it: a name still, counting less
+        assertEquals(lengthPart(0.9, 9, 1) * HEAD_IN_LOWER_CASE,
+                score("what is microsoft", candidate("Microsoft Corporation", 2, 3, "head", 0.9)));
         // one word said: the one-word penalty applies although the name has two
         assertEquals(lengthPart(0.9, 9, 1) * CAPITALISED,
                 score("what is Microsoft", candidate("Microsoft Corporation", 2, 3, "head", 0.9)));
+    }
+
+    @Test
+    void ordinaryWordsYieldToANameElsewhereInTheQuestion() {
+        String question = "who was the president of pakistan";
+        boolean[] ordinary = {true, true, true, true, true, false}; // "pakistan" is not a common English word here
+        Candidate president = candidate("President", 3, 4, "exact", 1.0);
+        Candidate pakistan = candidate("Pakistan", 5, 6, "exact", 1.0);
+        double alone = score(question, president);
+        double name = score(question, pakistan);
+        assertTrue(alone > name, "as typed, the ordinary word scores higher: " + alone + " vs " + name);
+        LinkScoring.yieldToNames(List.of(president, pakistan), ordinary);
+        assertEquals(alone * ORDINARY_WORDS_BESIDE_NAME, president.score);
+        assertEquals(name, pakistan.score);
+        assertTrue(pakistan.score > president.score);
+        // with no name beside them, ordinary words keep their score ("who was in crash")
+        Candidate only = candidate("President", 3, 4, "exact", 1.0);
+        score(question, only);
+        LinkScoring.yieldToNames(List.of(only), ordinary);
+        assertEquals(alone, only.score);
     }
 
     @Test

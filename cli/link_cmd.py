@@ -1,0 +1,38 @@
+"""`kgqa link QUESTION`: which entities a question links to, and why, as every answer method sees them."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from kgqa.cli.output import print_table
+from kgqa.graph.connection import open_driver
+from kgqa.graph.kg import resolve_kg
+from kgqa.retrieve.linking import link_report
+
+
+@click.command()
+@click.argument("question")
+@click.option(
+    "--kg", default=None, help="Knowledge graph to link in (default: the only or most recently loaded one)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def link(question: str, kg: str | None, as_json: bool) -> None:
+    """Show the spans of QUESTION linked to entities, each with its score and why, and the other entities
+    found but left out (the same in-database linker as `kgqa ask` and `CALL kgqa.link.entities`)."""
+    with open_driver() as driver:
+        name = resolve_kg(driver, kg).name
+        report = link_report(driver, question, name)
+    data = report.to_json()
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    columns = ["span", "name", "id", "score", "why"]
+    if data["linked"]:
+        click.echo(f"linked in KG {name!r}, best first:")
+        print_table(columns, data["linked"])
+    else:
+        click.echo(f"no entity of KG {name!r} is named in the question")
+    if data["also_found"]:
+        click.echo("also found, left out:")
+        print_table(columns, data["also_found"])
