@@ -35,8 +35,9 @@ def in_kg(driver: Driver, kg: str, ids: list[str]) -> set[str]:
 
 def questions(split: str, limit: int | None, seed: int) -> list[EvalQuestion]:
     root = shared_data_dir() / "webqsp"
-    dataset = read_webqsp(root, limit, seed) if split == "test" else read_webqsp_train(root, split, limit, seed)
-    return dataset.questions
+    if split == "test":
+        return read_webqsp(root, limit, seed).questions
+    return read_webqsp_train(root, split, limit, seed).questions
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -45,7 +46,9 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--kg", default="fb15k")
     parser.add_argument("--split", choices=("train", "test"), default="train")
     parser.add_argument("--limit", type=int, help="a seeded sample of this many questions")
@@ -80,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"`{command}`",
         "",
-        f"WebQSP {args.split} on KG `{args.kg}`: {len(scoped)} of {len(asked)} questions have their topic entity "
-        "in the KG.",
+        f"WebQSP {args.split} on KG `{args.kg}`: {len(scoped)} of {len(asked)} questions have their topic "
+        "entity in the KG.",
         "",
         "| questions | topic linked first | topic among the linked | nothing linked | p50 ms | p95 ms |",
         "|---:|---:|---:|---:|---:|---:|",
