@@ -637,13 +637,14 @@ def render(cfg: Mapping[str, Any]) -> tuple[str, str, list[str]]:
         "measured.",
         "",
         "[MetaQA](#metaqa) · [FB15k-237](#fb15k-237) · [WebQSP on FB15k-237](#webqsp-on-fb15k-237) · "
-        "[Latency](#latency) · [Load throughput](#load-throughput) · [Scale](#scale) · "
-        "[Detail files](#detail-files) · [Metrics and machine](#metrics-and-machine)",
+        "[Entity linking](#entity-linking) · [Latency](#latency) · [Load throughput](#load-throughput) · "
+        "[Scale](#scale) · [Detail files](#detail-files) · [Metrics and machine](#metrics-and-machine)",
         "",
     ]
     lines += metaqa_section(cfg)
     lines += fb15k_section(cfg)
     lines += webqsp_section(cfg)
+    lines += ["## Entity linking", "", *excerpts(cfg, "linking")]
     lines += latency_section(cfg)
     lines += load_section(cfg)
     lines += scale_section(cfg)

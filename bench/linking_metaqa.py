@@ -14,7 +14,7 @@ Links through ``kgqa.retrieve.linking.link_entities`` (the in-database ``kgqa.li
 KGQA_HOME=~/.kgqa-test KGQA_BOLT_PORT=7697).
 
     python bench/linking_metaqa.py --split dev --n 1000 [--typos] [--lower] [--show-errors 20]
-    python bench/linking_metaqa.py --freeform [--set bench/questions/metaqa_two_entity.jsonl] \
+    python bench/linking_metaqa.py --freeform [--set bench/questions/metaqa_two_entity.jsonl] [--out F.md] \
         [--show-errors 20]
 """
 
@@ -105,7 +105,7 @@ def run_metaqa(driver: Driver, args: argparse.Namespace) -> None:
 
 def run_freeform(driver: Driver, args: argparse.Namespace) -> dict[str, dict[str, float]]:
     rows = []
-    for path in [FREEFORM, *(Path(p) for p in args.set)]:
+    for path in [*([] if args.only_sets else [FREEFORM]), *(Path(p) for p in args.set)]:
         prefix = "" if path == FREEFORM else path.stem.removeprefix("metaqa_") + " "
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
@@ -147,7 +147,31 @@ def run_freeform(driver: Driver, args: argparse.Namespace) -> dict[str, dict[str
     print(f"freeform latency {_latency(latencies)}")
     for line in errors:
         print(line)
+    if args.out:
+        write_freeform_table(args, summary)
     return summary
+
+
+def write_freeform_table(args: argparse.Namespace, summary: dict[str, dict[str, float]]) -> None:
+    """The parts of every set (not their kinds) as a Markdown table, under the command that made it."""
+    command = "python bench/linking_metaqa.py " + " ".join(sys.argv[1:])
+    lines = [
+        f"`{command}`",
+        "",
+        f"Entity linking on KG `{args.kg}`: the first linked entity is a topic of the question, every topic "
+        "is linked, nothing is linked, a name that is no topic is linked too (percent of questions).",
+        "",
+        "| set, part | questions | topic first | every topic | nothing linked | extra |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for group, s in summary.items():
+        if "/" not in group:
+            lines.append(
+                f"| {group} | {s['n']:.0f} | {100 * s['top1']:.1f} | {100 * s['all_topics']:.1f} "
+                f"| {100 * s['empty']:.1f} | {100 * s['extra']:.1f} |"
+            )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main() -> int:
@@ -170,6 +194,8 @@ def main() -> int:
     ap.add_argument("--freeform", action="store_true", help="the hand-written free-form set instead")
     ap.add_argument("--set", action="append", default=[], help="with --freeform: another set in its format")
     ap.add_argument("--show-errors", type=int, default=0)
+    ap.add_argument("--only-sets", action="store_true", help="with --set: no default set")
+    ap.add_argument("--out", type=Path, help="with --freeform: also write the parts' table here (Markdown)")
     args = ap.parse_args()
     if not (shared_data_dir() / "metaqa").is_dir() and not args.freeform:
         print(f"MetaQA not found under {shared_data_dir()} (set KGQA_SHARED_DATA)", file=sys.stderr)
