@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -198,6 +200,30 @@ class LinkingProceduresTest {
         assertEquals(List.of(), linked(""));
         assertEquals(List.of(), linked("   \t "));
         assertEquals(List.of(), linked("?!"));
+    }
+
+    @Test
+    void aNameFollowedByOneItIsRelatedToIsQualifiedByIt() {
+        neo4j.database().executeTransactionally("""
+                CREATE (:KG {name: 'places', status: 'complete', loaded_at: datetime('2023-01-01T00:00:00Z')})
+                CREATE (nc:Entity {kg: 'places', id: 'nc', name: 'North Carolina'})
+                CREATE (city:Entity {kg: 'places', id: 'charlotte-nc', name: 'Charlotte'})
+                CREATE (:Entity {kg: 'places', id: 'charlotte-person', name: 'Charlotte'})
+                CREATE (:Entity {kg: 'places', id: 'sedona', name: 'Sedona'}), (:Entity {kg: 'places', id: 'az', name: 'Arizona'})
+                CREATE (nc)-[:contains]->(city)
+                """);
+        neo4j.database().executeTransactionally("CALL db.awaitIndexes(60)");
+        try {
+            // the region says which Charlotte, and is not a topic of its own
+            List<Map<String, Object>> rows = link("what county is charlotte north carolina", Map.of("kg", "places"));
+            assertEquals(List.of("charlotte-nc"), rows.stream().map(r -> r.get("id")).toList());
+            // two names side by side that the KG does not relate both stand
+            List<Map<String, Object>> apart = link("what to see near sedona arizona", Map.of("kg", "places"));
+            assertEquals(Set.of("sedona", "az"), apart.stream().map(r -> r.get("id")).collect(Collectors.toSet()));
+        } finally {
+            neo4j.database().executeTransactionally("MATCH (n {kg: 'places'}) DETACH DELETE n");
+            neo4j.database().executeTransactionally("MATCH (k:KG {name: 'places'}) DELETE k");
+        }
     }
 
     @Test
