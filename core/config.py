@@ -7,8 +7,11 @@ different home or server without flags on every command.
 from __future__ import annotations
 
 import os
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+
+from kgqa.core.errors import KgqaError
 
 # The pins. docker/server-assembly/pom.xml, procedures/pom.xml and docker/compose.yaml carry the same numbers;
 # tests/test_versions.py checks that they agree.
@@ -22,8 +25,23 @@ DEFAULT_BOLT_PORT = 7687
 
 
 def repo_root() -> Path:
-    """The checkout kgqa runs from (the package is installed editable, so this is the source tree)."""
+    """The checkout kgqa runs from when it is installed editable (an installed wheel: its site-packages)."""
     return Path(__file__).resolve().parent.parent
+
+
+def shipped_source(relative: str) -> Path:
+    """A file of the checkout that the wheel also installs under ``<prefix>/share/kgqa`` (the server's
+    sources, scripts/install-llm; see setup.py): the checkout's when kgqa runs from one, else the installed
+    copy."""
+    checkout = repo_root() / relative
+    if checkout.exists():
+        return checkout
+    installed = Path(sysconfig.get_path("data")) / "share" / "kgqa" / relative
+    if installed.exists():
+        return installed
+    raise KgqaError(
+        f"{relative} is neither in a checkout ({checkout}) nor installed ({installed}): reinstall kgqa"
+    )
 
 
 def shared_data_dir() -> Path:

@@ -51,7 +51,7 @@ def install_server_jars(neo4j_home: Path, say: Callable[[str], None]) -> None:
     )
     if stamp.exists() and stamp.read_text() == wanted:
         return
-    pom = config.repo_root() / "docker" / "server-assembly" / "pom.xml"
+    pom = server_sources() / "docker" / "server-assembly" / "pom.xml"
     built = pom.parent / "target" / "neo4j-home"
     say("assembling Neo4j, GDS and APOC from Maven (first start only)")
     _maven(["-f", str(pom), "package"], what="the Neo4j server assembly")
@@ -120,9 +120,22 @@ def write_conf(neo4j_home: Path, port: int, models_dir: Path) -> None:
     (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
 
+def server_sources() -> Path:
+    """The folder that holds ``docker/server-assembly`` and ``procedures/``: the checkout kgqa runs from, or
+    a mirror in ``<KGQA_HOME>/cache`` of the copy an installed wheel ships, because Maven writes ``target/``
+    beside its pom and an installed prefix need not be writable. File times are kept, so the plugin is
+    rebuilt only when the sources are newer than its jar."""
+    root = config.shipped_source("procedures/pom.xml").parent.parent
+    if root == config.repo_root():
+        return root
+    mirror = config.kgqa_home() / "cache" / f"server-sources-{config.PLUGIN_VERSION}"
+    shutil.copytree(root, mirror, dirs_exist_ok=True)
+    return mirror
+
+
 def build_plugin(say=lambda _m: None) -> Path:  # type: ignore[no-untyped-def]
     """Builds procedures/ with Maven when its sources are newer than the jar; returns the jar."""
-    project = config.repo_root() / "procedures"
+    project = server_sources() / "procedures"
     jar = project / "target" / f"kgqa-procedures-{config.PLUGIN_VERSION}.jar"
     sources = [project / "pom.xml", *(project / "src" / "main").rglob("*")]
     newest = max((p.stat().st_mtime for p in sources if p.is_file()), default=0.0)
