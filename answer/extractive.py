@@ -1,7 +1,7 @@
 """The offline answerer (``--llm none``): answer entities read off the structure of the evidence, ranked.
 
-MetaQA semantics throughout: an answer is an entity reached *from* the topic entities, never a topic entity,
-and no walk passes back through a topic entity. Three strategies, in order of trust:
+Whatever the KG: an answer is an entity reached *from* the topic entities, never a topic entity, and no
+walk passes back through a topic entity. Three strategies, in order of trust:
 
 1. ``evidence.answer_candidates`` (names, best first) — a retriever that already knows the answer set
    (a template's answer column, a matched pattern's UNKNOWN node) is trusted as is;

@@ -8,7 +8,6 @@ the final measurement only: :func:`read_questions` refuses it unless the caller 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,11 +105,3 @@ def read_questions(
             )
         )
     return out
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from kgqa.core import config
 from kgqa.core.errors import BadInput, DatabaseUnavailable, KgqaError
@@ -62,15 +60,6 @@ def open_driver(
         detail = (str(exc).splitlines()[0] if str(exc) else type(exc).__name__).rstrip(": ")
         raise DatabaseUnavailable(f"cannot reach Neo4j at {uri}: {detail}") from None
     return driver
-
-
-@contextmanager
-def driver_session() -> Iterator[Driver]:
-    driver = open_driver()
-    try:
-        yield driver
-    finally:
-        driver.close()
 
 
 JAVA_CAUSE = re.compile(r"Caused by: (?:[\w$]+\.)+[\w$]*(?:Exception|Error): ")

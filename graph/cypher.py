@@ -33,9 +33,3 @@ def render(name: str, **structure: Any) -> str:
     """The query text of template ``name`` (no .cypher.j2 suffix) for the given structural options."""
     frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in structure.items()))
     return _render_cached(name, frozen)
-
-
-def template_names() -> list[str]:
-    return sorted(
-        n.removesuffix(".cypher.j2") for n in _environment().list_templates() if n.endswith(".cypher.j2")
-    )

@@ -23,7 +23,7 @@ def resolve_kg(driver: Driver, kg: str | None) -> LoadedKg:
     records = driver.execute_query(render("kg/resolve"), {"kg": kg}, routing_=RoutingControl.READ).records
     if not records:
         if kg is None:
-            raise KgNotReady("no knowledge graph is loaded; run `kgqa load metaqa --path ...` first")
+            raise KgNotReady("no knowledge graph is loaded; load one first (`kgqa load SOURCE --path ...`)")
         raise KgNotReady(f"no knowledge graph named {kg!r} is loaded (see `kgqa kgs`)")
     row = records[0]
     properties = {

@@ -29,7 +29,7 @@ import pyoxigraph as ox
 from kgqa.core.errors import BadInput
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_triples
-from kgqa.loaders.records import Fact, Label, Record, value_problem
+from kgqa.loaders.records import Fact, Label, Record, kept_or_rule
 
 PREFIXES: dict[str, str] = {
     "dbo": "http://dbpedia.org/ontology/",
@@ -143,11 +143,8 @@ def parse(path: Path, ctx: ParseContext) -> Iterator[Record]:
 
 
 def rdf_record(s: object, p: object, o: object) -> Record | str:
-    """The fact or label a statement carries, or the rule that drops it (rules are counted, not listed)."""
-    record = _rdf_record(s, p, o)
-    if isinstance(record, str):
-        return record
-    return value_problem(record).split(":")[0] or record
+    """The fact or label a statement carries, or the rule that drops it."""
+    return kept_or_rule(_rdf_record(s, p, o))
 
 
 def _rdf_record(s: object, p: object, o: object) -> Record | str:

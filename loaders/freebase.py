@@ -39,9 +39,9 @@ from pathlib import Path
 import pyoxigraph as ox
 from kgqa.core.errors import BadInput
 from kgqa.loaders.inputs import inner_suffix, open_dump
-from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
+from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, numbered_lines, words
 from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_records
-from kgqa.loaders.records import MAX_VALUE_BYTES, Fact, Issue, Label, Record, value_problem
+from kgqa.loaders.records import MAX_VALUE_BYTES, Fact, Issue, Label, Record, kept_or_rule, value_problem
 
 NS = "http://rdf.freebase.com/ns/"
 NS_HTTPS = "https://rdf.freebase.com/ns/"
@@ -71,19 +71,6 @@ def mid_from_path(path: str) -> str | None:
 def fb15k_relation(path: str) -> str:
     """'/film/film/genre' -> 'film.film.genre'; '/a/b/c./d/e/f' -> 'a.b.c..d.e.f'."""
     return "..".join(part.strip("/").replace("/", ".") for part in path.split("./"))
-
-
-def fb15k_path(relation: str) -> str:
-    """The inverse of :func:`fb15k_relation`."""
-    return ".".join("/" + part.replace(".", "/") for part in relation.split(".."))
-
-
-def entity_iri(entity_id: str) -> str:
-    return NS + entity_id
-
-
-def relation_iri(relation: str) -> str:
-    return NS + relation
 
 
 def _local(iri: str) -> str | None:
@@ -253,23 +240,20 @@ def fast_rdf_record(line: bytes) -> Record | str | None:
         if not value:
             return "empty name"
         label = Label(subject.decode("ascii"), value)
-        return value_problem(label).split(":")[0] or label
+        return kept_or_rule(label)
     if literal is not None:
         return "literal value"
     if _FAST_ENTITY.match(obj) is None:
         return "object is not an entity"
     fact = Fact(subject.decode("ascii"), predicate.decode("ascii"), obj.decode("ascii"))
     if len(line) > MAX_VALUE_BYTES:
-        return value_problem(fact).split(":")[0] or fact
+        return kept_or_rule(fact)
     return fact
 
 
 def rdf_record(s: object, p: object, o: object) -> Record | str:
     """The fact or name a dump statement carries, or the rule that drops it."""
-    record = _rdf_record(s, p, o)
-    if isinstance(record, str):
-        return record
-    return value_problem(record).split(":")[0] or record
+    return kept_or_rule(_rdf_record(s, p, o))
 
 
 def _rdf_record(s: object, p: object, o: object) -> Record | str:
@@ -345,19 +329,8 @@ def parse_names(path: Path, ctx: ParseContext) -> Iterator[Record]:
 
 
 def _tsv(path: Path, ctx: ParseContext) -> Iterator[tuple[int, list[str]]]:
-    every = ctx.tick_every()
-    with open_dump(path, ctx.start, ctx.end) as (stream, counter):
-        for number, raw in enumerate(stream, start=1):
-            if number % every == 0:
-                ctx.on_bytes(counter.bytes_read)
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as exc:
-                ctx.sink.add(Issue(str(path), number, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
-                continue
-            if line.strip():
-                yield number, line.split("\t")
-        ctx.on_bytes(counter.bytes_read)
+    for number, line in numbered_lines(path, ctx):
+        yield number, line.split("\t")
 
 
 # ----------------------------------------------------------------------------- per-question JSON

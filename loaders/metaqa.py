@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kgqa.core.errors import BadInput
-from kgqa.loaders.inputs import open_dump
-from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, words
+from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, numbered_lines, words
 from kgqa.loaders.records import Fact, Issue, Record, value_problem
 
 DESCRIPTION = "a MetaQA kb.txt file (subject|relation|object per line)"
@@ -39,25 +38,13 @@ def plan(paths: list[Path]) -> InputPlan:
 
 
 def parse_kb(path: Path, ctx: ParseContext) -> Iterator[Record]:
-    every = ctx.tick_every()
-    with open_dump(path, ctx.start, ctx.end) as (stream, counter):
-        for number, raw in enumerate(stream, start=1):
-            if number % every == 0:
-                ctx.on_bytes(counter.bytes_read)
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as exc:
-                ctx.sink.add(Issue(str(path), number, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
-                continue
-            if not line.strip():
-                continue
-            fact = _fact(line)
-            if isinstance(fact, str):
-                ctx.sink.add(Issue(str(path), number, fact))
-                continue
-            ctx.sink.good()
-            yield fact
-        ctx.on_bytes(counter.bytes_read)
+    for number, line in numbered_lines(path, ctx):
+        fact = _fact(line)
+        if isinstance(fact, str):
+            ctx.sink.add(Issue(str(path), number, fact))
+            continue
+        ctx.sink.good()
+        yield fact
 
 
 def _fact(line: str) -> Fact | str:

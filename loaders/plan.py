@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgqa.loaders.records import IssueSink, ParseStats, Record
+from kgqa.loaders.inputs import open_dump
+from kgqa.loaders.records import Issue, IssueSink, ParseStats, Record
 
 
 @dataclass
@@ -67,3 +68,21 @@ def words(name: str) -> str:
     text = _CAMEL.sub(" ", name)
     text = re.sub(r"[._/#:\-]+", " ", text)
     return " ".join(text.split()).lower()
+
+
+def numbered_lines(path: Path, ctx: ParseContext) -> Iterator[tuple[int, str]]:
+    """The lines of ``path`` (of ctx's byte range) that are not blank, with their 1-based numbers. A line
+    that is not UTF-8 is an issue of the file, not the end of the load; progress is told as bytes read."""
+    every = ctx.tick_every()
+    with open_dump(path, ctx.start, ctx.end) as (stream, counter):
+        for number, raw in enumerate(stream, start=1):
+            if number % every == 0:
+                ctx.on_bytes(counter.bytes_read)
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                ctx.sink.add(Issue(str(path), number, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
+                continue
+            if line.strip():
+                yield number, line
+        ctx.on_bytes(counter.bytes_read)

@@ -51,10 +51,6 @@ class Step:
         fields = {} if items is None else {"items": items}
         self._progress.update(self._task, completed=completed, **fields)  # type: ignore[arg-type]
 
-    def set_total(self, total: float | None) -> None:
-        if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, total=total)  # type: ignore[arg-type]
-
 
 class Progress:
     """Shared by the load steps. Disabled (a no-op) unless stderr is a terminal or ``enabled`` is forced."""

@@ -50,6 +50,14 @@ def value_problem(record: Record) -> str:
     return ""
 
 
+def kept_or_rule(record: Record | str) -> Record | str:
+    """A statement's record, or the rule that drops it: the statement's own, or the kind of value problem
+    the record has (dropped statements are counted by rule, not listed)."""
+    if isinstance(record, str):
+        return record
+    return value_problem(record).split(":")[0] or record
+
+
 @dataclass(frozen=True)
 class Issue:
     """One malformed input line: where it is and why it was skipped."""

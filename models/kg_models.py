@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.core.config import models_dir
-from kgqa.core.errors import BadInput, KgqaError, ModelMissing
+from kgqa.core.errors import BadInput, KgqaError
 
 KGS_FOLDER = "kgs"
 PROFILE_FILE = "profile.json"
@@ -67,13 +67,6 @@ def part_dir(kg: str, part: str, home: Path | None = None) -> Path:
 
 def part_installed(kg: str, part: str, home: Path | None = None) -> bool:
     return (kg_models_dir(kg, home) / PARTS[part]).is_file()
-
-
-def require_part(kg: str, part: str, what: str) -> Path:
-    """The folder of ``kg``'s ``part``; ModelMissing naming `kgqa train all --kg KG` when it is absent."""
-    if not part_installed(kg, part):
-        raise ModelMissing(f"{what} for KG {kg!r}", train_command(kg), str(part_dir(kg, part)))
-    return part_dir(kg, part)
 
 
 @dataclass

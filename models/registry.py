@@ -8,7 +8,6 @@ for experiments that compare two models on one KG; nothing picks a named model u
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
@@ -95,16 +94,6 @@ def subgraphrag_model_dir(kg: str, name: str | None = None) -> Path:
 
 def subgraphrag_model_installed(kg: str, name: str | None = None) -> bool:
     return (subgraphrag_model_dir(kg, name) / "meta.json").is_file()
-
-
-def subgraphrag_model_encoder(kg: str, name: str | None = None) -> str | None:
-    """The encoder of the vectors a SubgraphRAG model was trained on (meta.json); None: unknown."""
-    try:
-        meta = json.loads((subgraphrag_model_dir(kg, name) / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    encoder = meta.get("encoder") if isinstance(meta, dict) else None
-    return str(encoder) if encoder else None
 
 
 def gsr_model_dir(kg: str, name: str | None = None) -> Path:

@@ -32,13 +32,6 @@ class GsrTrace(MethodTrace):
     executed: list[list[Step]] = field(default_factory=list)  # those that reached something, walked
     paths_truncated: bool = False  # a chain had more paths than the procedure's maxPaths
 
-    @property
-    def answering_log_probability(self) -> float | None:
-        """The beam score of the first chain that reached something (the one the answers come from)."""
-        if not self.executed:
-            return None
-        return next(score for steps, score in self.chains if steps == self.executed[0])
-
 
 class GsrRetriever(Retriever):
     name = "gsr"
