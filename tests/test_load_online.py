@@ -17,7 +17,7 @@ from typing import Any
 
 import pyoxigraph as ox
 import pytest
-from kgqa.loaders import dbpedia, freebase
+from kgqa.loaders import dbpedia
 from kgqa.loaders.indexing import build_indexes
 from kgqa.loaders.kgs import drop_kg, list_kgs
 from kgqa.loaders.load_types import LoadOptions
