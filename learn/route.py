@@ -141,10 +141,7 @@ def measure_route(
                 hits[method][pool].append(float(hit))
             records.append(RouteRecord(signals, outcomes, weight))
     usable = [m for m in methods if m in answerers]
-    # Only people's questions calibrate: on synthesised ones a method is right as often as its training
-    # wordings let it be (GSR: 0.73 on our FB15k-237 synthesised questions, 0.03 on our people's two-entity
-    # ones), and trusting that sent auto's answers to it (FB15k-237 tune part, two-entity 43.3 -> 30.0).
-    calibrations = fit_calibrations(records, usable) if not first else ()
+    calibrations = fit_calibrations(records, usable)
     records = with_calibrated_confidence(records, calibrations)
     policy, scores = learn_policy(records, usable, first=first)
     policy = replace(policy, calibrations=calibrations)
