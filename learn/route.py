@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kgqa.core.errors import CannotRunHere
 from kgqa.core.text import normalize_answer
@@ -21,11 +21,9 @@ from kgqa.models import kg_models
 from kgqa.models.path_scorer import ranks_sgrag
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.qa.routing import (
-    Calibration,
     MethodOutcome,
     RoutePolicy,
     RouteRecord,
-    answer_score_features,
     answered,
     asked_kind,
     installed_classifiers,
@@ -135,16 +133,11 @@ def measure_route(
                 passes = not answered(result.evidence, asked_kind(q.text))
                 top = result.answers[0] if result.answers else ""
                 hit = bool(top) and normalize_answer(top) in gold
-                outcomes[method] = MethodOutcome(
-                    passes, hit, result.evidence.confidence, answer_score_features(result.evidence)
-                )
+                outcomes[method] = MethodOutcome(passes, hit, result.evidence.confidence)
                 hits[method][pool].append(float(hit))
             records.append(RouteRecord(signals, outcomes, weight))
     usable = [m for m in methods if m in answerers]
-    calibrations = fit_calibrations(records, usable)
-    records = with_calibrated_confidence(records, calibrations)
     policy, scores = learn_policy(records, usable, first=first)
-    policy = replace(policy, calibrations=calibrations)
     progress(
         f"route learned on {len(records)} held-out questions: Hits@1 {scores['learned']:.3f}, the default "
         f"route {scores['default']:.3f}: "
@@ -160,51 +153,3 @@ def measure_route(
         {pool: len(qs) for pool, qs in pools.items()},
         unavailable,
     )
-
-
-# A calibration is fitted only on this many answers of a method, of which this many right and wrong: fewer
-# say little about how its scores relate to being right.
-MIN_CALIBRATION_ANSWERS = 20
-MIN_CALIBRATION_CLASS = 3
-
-
-def fit_calibrations(records: Sequence[RouteRecord], methods: Sequence[str]) -> tuple[Calibration, ...]:
-    """For each method that does not say how sure it is, a logistic model of whether its first answer was
-    right, from that answer's score and how many answers came (:class:`kgqa.qa.routing.Calibration`), over
-    the held-out questions it answered."""
-    from sklearn.linear_model import LogisticRegression
-
-    fitted: list[Calibration] = []
-    for method in methods:
-        answered_here = [
-            r.outcomes[method]
-            for r in records
-            if method in r.outcomes and r.outcomes[method].passes and r.outcomes[method].features is not None
-        ]
-        if any(o.confidence is not None for o in answered_here):
-            continue  # the method's own confidence (sgrag's path scorer) stands
-        hits = [o.hit for o in answered_here]
-        right = sum(hits)
-        if len(hits) < MIN_CALIBRATION_ANSWERS or min(right, len(hits) - right) < MIN_CALIBRATION_CLASS:
-            continue
-        model = LogisticRegression(C=1.0)
-        model.fit([list(o.features or ()) for o in answered_here], hits)
-        score_weight, count_weight = (float(w) for w in model.coef_[0])
-        fitted.append(Calibration(method, score_weight, count_weight, float(model.intercept_[0])))
-    return tuple(fitted)
-
-
-def with_calibrated_confidence(
-    records: Sequence[RouteRecord], calibrations: Sequence[Calibration]
-) -> list[RouteRecord]:
-    """``records`` with each calibrated method's outcomes given the confidence its calibration says, so that
-    the route is learned as it will run."""
-    by_method = {c.method: c for c in calibrations}
-
-    def confidence(method: str, outcome: MethodOutcome) -> MethodOutcome:
-        calibration = by_method.get(method)
-        if calibration is None or outcome.confidence is not None or outcome.features is None:
-            return outcome
-        return replace(outcome, confidence=calibration.probability(*outcome.features))
-
-    return [replace(r, outcomes={m: confidence(m, o) for m, o in r.outcomes.items()}) for r in records]

@@ -17,7 +17,7 @@ from kgqa.core.errors import BadInput, CannotRunHere, KgNotReady, KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import LoadedKg, kg_has_embeddings, no_embeddings_line, resolve_kg
 from kgqa.qa.methods import NEEDS_VECTORS, canonical, choose_method, make_retriever
-from kgqa.qa.routing import DEFAULT_POLICY, Route, Router, answered, asked_kind, calibrated, policy_for
+from kgqa.qa.routing import Route, Router, answered, asked_kind
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
@@ -94,7 +94,6 @@ class QuestionAnswerer:
         self.driver = driver
         self.kg = require_complete(resolve_kg(driver, kg)).name if driver is not None else (kg or "")
         self.router: Router | None = None
-        self.policy = policy_for(self.kg) if driver is not None else DEFAULT_POLICY
         if retriever is None and canonical(method) == "auto" and driver is not None:
             self.router = Router(driver, self.kg)
             self.method = "auto"
@@ -123,8 +122,7 @@ class QuestionAnswerer:
             evidence, route = self.router.retrieve(question, self.kg, self.k, topics)
         else:
             assert self.retriever is not None
-            # the confidence the KG's calibration gives a method that says none (comparable across methods)
-            evidence = calibrated(self.retriever.retrieve(question, self.kg, self.k, topics), self.policy)
+            evidence = self.retriever.retrieve(question, self.kg, self.k, topics)
         retrieved = time.perf_counter()
         # A method's best answer of the wrong kind (a film for "when ...") is a guess from the nearest thing
         # it covers: said as no answer, with the reason, by every method (the route has checked it already).

@@ -25,10 +25,9 @@ method to another; no retriever calls another method.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kgqa.answer.extractive import answer_extractive
@@ -60,53 +59,6 @@ class RoutePolicy:
     # the question on; the surest such answer is still given when no later method answers. The default was
     # chosen on the tune part of our FB15k-237 questions; a KG's labelled held-out questions learn their own.
     min_confidence: float = 0.4
-    # the confidence of a method that does not say how sure it is, learned by `kgqa train all` from what its
-    # answers to the KG's held-out questions scored and whether they were right (:class:`Calibration`)
-    calibrations: tuple[Calibration, ...] = ()
-
-    def calibration(self, method: str) -> Calibration | None:
-        return next((c for c in self.calibrations if c.method == method), None)
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """One method's answer scores read as the probability that its first answer is right: a logistic model
-    of the first answer's score (each method's own scale: a distance, a path score, a log-probability) and
-    of how many answers came, so that answers of different methods can be compared."""
-
-    method: str
-    score_weight: float
-    count_weight: float
-    bias: float
-
-    def confidence(self, evidence: Evidence) -> float | None:
-        features = answer_score_features(evidence)
-        return None if features is None else self.probability(*features)
-
-    def probability(self, score: float, count: float) -> float:
-        z = self.score_weight * score + self.count_weight * count + self.bias
-        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
-
-
-CALIBRATION_WEIGHTS = ("score_weight", "count_weight", "bias")
-
-
-def answer_score_features(evidence: Evidence) -> tuple[float, float] | None:
-    """What a :class:`Calibration` reads: the first answer's score and log(1 + number of answers)."""
-    if not evidence.answer_candidates or not evidence.answer_scores:
-        return None
-    score = float(evidence.answer_scores[0])
-    if not math.isfinite(score):
-        return None
-    return score, math.log1p(len(evidence.answer_candidates))
-
-
-def calibrated(evidence: Evidence, policy: RoutePolicy) -> Evidence:
-    """``evidence`` with the confidence its method's calibration gives, when the method gave none."""
-    calibration = policy.calibration(evidence.method)
-    if evidence.confidence is None and calibration is not None:
-        evidence.confidence = calibration.confidence(evidence)
-    return evidence
 
 
 DEFAULT_POLICY = RoutePolicy()
@@ -350,9 +302,7 @@ class Router:
             route.planned = []
             return Evidence(question, "auto", kg, [], reason="no topic entity was linked"), route
         evidence = follow_route(
-            route,
-            lambda m: calibrated(self.retriever(m).retrieve(question, kg, k, topics), self.policy),
-            self.policy.min_confidence,
+            route, lambda m: self.retriever(m).retrieve(question, kg, k, topics), self.policy.min_confidence
         )
         if evidence is None:
             tried = ", ".join(t["method"] for t in route.tried)
@@ -383,7 +333,6 @@ def policy_to_json(policy: RoutePolicy) -> dict[str, Any]:
         "one_entity_sure": list(policy.one_entity_sure),
         "one_entity_unsure": list(policy.one_entity_unsure),
         "min_confidence": policy.min_confidence,
-        "calibrations": [asdict(c) for c in policy.calibrations],
     }
 
 
@@ -395,12 +344,8 @@ def policy_from_json(data: dict[str, Any]) -> RoutePolicy:
             one_entity_sure=tuple(data.get("one_entity_sure") or DEFAULT_POLICY.one_entity_sure),
             one_entity_unsure=tuple(data.get("one_entity_unsure") or DEFAULT_POLICY.one_entity_unsure),
             min_confidence=float(data.get("min_confidence", DEFAULT_POLICY.min_confidence)),
-            calibrations=tuple(
-                Calibration(str(c["method"]), *(float(c[k]) for k in CALIBRATION_WEIGHTS))
-                for c in data.get("calibrations") or []
-            ),
         )
-    except (TypeError, ValueError, KeyError):
+    except (TypeError, ValueError):
         return DEFAULT_POLICY
 
 
@@ -419,7 +364,6 @@ class MethodOutcome:
     passes: bool
     hit: bool
     confidence: float | None = None  # the method's confidence in its answer, when it says
-    features: tuple[float, float] | None = None  # what a Calibration reads (answer_score_features)
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kgqa.core.errors import BadInput, CannotRunHere, KgqaError, ModelMissing
 from kgqa.core.types import Evidence, LinkedEntity
-from kgqa.learn.route import fit_calibrations, with_calibrated_confidence
 from kgqa.qa.routing import (
     MethodOutcome,
     QuestionSignals,
@@ -20,7 +18,6 @@ from kgqa.qa.routing import (
     RouteRecord,
     answered,
     asked_kind,
-    calibrated,
     follow_route,
     learn_min_confidence,
     learn_policy,
@@ -308,38 +305,3 @@ def test_a_question_no_method_covers_gets_no_answer_with_the_reason(metaqa: Any,
         assert all(any(w in t["outcome"] for w in why) for t in result["route"]["tried"][:2])
     else:
         assert any(w in reason for w in why)
-
-
-def test_a_method_that_does_not_say_how_sure_it_is_gets_a_calibrated_confidence() -> None:
-    """Its answers' scores, read against whether they were right on held-out questions, become the
-    probability that its first answer is right; a method with its own confidence keeps it."""
-    signals = QuestionSignals(2, 0, True, "x>", 0.1)
-
-    def record(distance: float, hit: bool) -> RouteRecord:
-        return RouteRecord(
-            signals,
-            {
-                "simgrag": MethodOutcome(True, hit, None, (-distance, math.log1p(1))),
-                "sgrag": MethodOutcome(True, hit, 0.7, (1.0, 1.0)),
-            },
-        )
-
-    # near matches are right, far ones wrong, with some of each either side
-    records = [record(d / 10, d < 5) for d in range(10)] * 2 + [record(0.2, False), record(0.8, True)]
-    (calibration,) = fit_calibrations(records, ["simgrag", "sgrag"])
-    assert calibration.method == "simgrag"
-    near, far = calibration.probability(-0.1, math.log1p(1)), calibration.probability(-0.9, math.log1p(1))
-    assert 0.5 < near < 1.0 and 0.0 < far < 0.5
-    assert fit_calibrations(records[:5], ["simgrag"]) == ()  # too few answers to say anything
-
-    filled = with_calibrated_confidence(records, [calibration])
-    nearest = calibration.probability(-0.0, math.log1p(1))
-    assert filled[0].outcomes["simgrag"].confidence == pytest.approx(nearest)
-    assert filled[0].outcomes["sgrag"].confidence == 0.7
-
-    policy = RoutePolicy(calibrations=(calibration,))
-    assert policy_from_json(policy_to_json(policy)) == policy
-    evidence = Evidence("q", "simgrag", "kg", [], answer_candidates=["a"], answer_scores=[-0.1])
-    assert calibrated(evidence, policy).confidence == pytest.approx(near)
-    sure = Evidence("q", "sgrag", "kg", [], answer_candidates=["a"], answer_scores=[-0.1], confidence=0.3)
-    assert calibrated(sure, policy).confidence == 0.3
