@@ -27,9 +27,9 @@ record LinkingWords(Set<String> questionWords, Map<String, Integer> nameWords, i
 
     static final String FILE = "words.json";
     static final LinkingWords NONE = new LinkingWords(Set.of(), Map.of(), 0, Map.of(), Set.of());
-    /** A word in more than this share of the KG's names (or 20 of them) says little about which one is meant. */
-    static final double COMMON_NAME_SHARE = 0.002;
-    static final int COMMON_NAME_MIN = 20;
+    /** A word in more than this share of the KG's names (or 10 of them) says little about which one is meant. */
+    static final double COMMON_NAME_SHARE = 0.001;
+    static final int COMMON_NAME_MIN = 10;
     private static final Map<String, LinkingWords> CACHE = new ConcurrentHashMap<>();
 
     static LinkingWords of(String kg) {
