@@ -2,7 +2,8 @@
 
 The answerer knows nothing of the retrieval method except which prompt style it calls for:
 
-- ``subgraphrag``: SubgraphRAG's system prompt, one worked example, triplets as ``(head, relation, tail)``
+- ``subgraphrag``: SubgraphRAG's system prompt, one worked example (the KG's own: ``example_messages``),
+  triplets as ``(head, relation, tail)``
   lines, answers as ``ans: X`` lines;
 - ``frag``: FRAG's reasoning-path prompt, paths written ``head -> relation -> tail -> relation -> ...``
   from the topic entity (a hop walked against the stored direction is written ``tail <- relation <- head``);
@@ -18,6 +19,7 @@ from typing import Literal
 
 from kgqa.core.text import normalize_answer
 from kgqa.core.types import Evidence, Triplet
+from kgqa.models.kg_models import PromptExample, read_prompt_example
 
 Style = Literal["subgraphrag", "frag", "sgrag"]
 Message = dict[str, str]
@@ -36,34 +38,40 @@ SUBGRAPHRAG_SYSTEM = (
     ' Please return formatted answers as a list, each prefixed with "ans:".'
 )
 
-# One worked example, in the shape of SubgraphRAG's in-context example: triplets, question, a short
-# reasoning over the triplets, then the answers as "ans:" lines.
-SUBGRAPHRAG_EXAMPLE_USER = """Triplets:
-(Blade Runner, directed_by, Ridley Scott)
-(Blade Runner, starred_actors, Harrison Ford)
-(Witness, starred_actors, Harrison Ford)
-(Witness, directed_by, Peter Weir)
-(Witness, release_year, 1985)
-(The Mosquito Coast, starred_actors, Harrison Ford)
-(The Mosquito Coast, directed_by, Peter Weir)
+# One worked example, in the shape of SubgraphRAG's in-context example: triplets, question, the triplets
+# that answer it, then the answers as "ans:" lines. A trained KG has its own (`kgqa train all` writes it from
+# the KG's questions, models.kg_models.PromptExample); this general-knowledge one is for a KG without.
+DEFAULT_EXAMPLE = PromptExample(
+    question="what did the collaborator of Ada Lovelace design?",
+    triplets=(
+        ("Ada Lovelace", "collaborator", "Charles Babbage"),
+        ("Charles Babbage", "designed", "Analytical Engine"),
+        ("Charles Babbage", "designed", "Difference Engine"),
+        ("Ada Lovelace", "born_in", "London"),
+    ),
+    answers=("Analytical Engine", "Difference Engine"),
+)
 
-Question:
-who directed the films that Harrison Ford starred in?"""
 
-SUBGRAPHRAG_EXAMPLE_ASSISTANT = """First find the films Harrison Ford starred in, then who directed them.
-
-From the triplets:
-- (Blade Runner, starred_actors, Harrison Ford) and (Blade Runner, directed_by, Ridley Scott): \
-Ridley Scott directed Blade Runner.
-- (Witness, starred_actors, Harrison Ford) and (Witness, directed_by, Peter Weir): \
-Peter Weir directed Witness.
-- (The Mosquito Coast, starred_actors, Harrison Ford) and (The Mosquito Coast, directed_by, Peter Weir): \
-Peter Weir also directed The Mosquito Coast.
-
-Therefore, the formatted answers are:
-
-ans: Peter Weir
-ans: Ridley Scott"""
+def example_messages(example: PromptExample) -> list[Message]:
+    """The worked example as a user turn (triplets and question) and an assistant turn (the triplets that
+    reach each answer, then the answers)."""
+    lines = "\n".join(subgraphrag_triplet(t) for t in example.triplets)
+    reasons = [
+        f"- {subgraphrag_triplet(t)}: {t[2] if t[2] in example.answers else t[0]}"
+        for t in example.triplets
+        if t[0] in example.answers or t[2] in example.answers
+    ]
+    answers = "\n".join(f"ans: {a}" for a in example.answers)
+    return [
+        {"role": "user", "content": f"Triplets:\n{lines}\n\nQuestion:\n{example.question}"},
+        {
+            "role": "assistant",
+            "content": "From the triplets:\n"
+            + "\n".join(reasons)
+            + f"\n\nTherefore, the formatted answers are:\n\n{answers}",
+        },
+    ]
 
 
 def subgraphrag_triplet(triplet: Triplet) -> str:
@@ -73,10 +81,10 @@ def subgraphrag_triplet(triplet: Triplet) -> str:
 
 def subgraphrag_messages(evidence: Evidence, max_triplets: int | None = None) -> list[Message]:
     lines = "\n".join(subgraphrag_triplet(t) for t in _cap(evidence.triplets, max_triplets))
+    example = read_prompt_example(evidence.kg) or DEFAULT_EXAMPLE
     return [
         {"role": "system", "content": SUBGRAPHRAG_SYSTEM},
-        {"role": "user", "content": SUBGRAPHRAG_EXAMPLE_USER},
-        {"role": "assistant", "content": SUBGRAPHRAG_EXAMPLE_ASSISTANT},
+        *example_messages(example),
         {"role": "user", "content": f"Triplets:\n{lines}\n\nQuestion:\n{evidence.question}"},
     ]
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from kgqa.core.chains import chain_key
 from kgqa.core.errors import BadInput, KgNotReady
 from kgqa.graph.kg import resolve_kg
+from kgqa.learn.prompt_example import prompt_example
 from kgqa.learn.route import measure_route, sample_route_questions
 from kgqa.models import kg_models, registry
 from kgqa.models.encoder import embed
@@ -210,6 +211,11 @@ def train_all(
     if labelled:
         kg_models.write_held_out(kg, [q.text for q in lab_validation + lab_route])
     relations = sorted(kg_relations(driver, kg))
+    # people's wording when the KG has labelled questions
+    example = prompt_example(driver, kg, lab_train or splits.train)
+    if example is not None:
+        kg_models.write_prompt_example(kg, example)
+        log(f"the LLM prompt's worked example: {example.question!r}")
 
     if "linking" in wanted:
         from kgqa.models.encoder import vocabulary

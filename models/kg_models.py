@@ -157,6 +157,43 @@ def read_held_out(kg: str, home: Path | None = None) -> set[str]:
         ) from None
 
 
+PROMPT_EXAMPLE_FILE = "prompt_example.json"
+
+
+@dataclass(frozen=True)
+class PromptExample:
+    """A question of the KG's own, the triplets that answer it and its answers: the worked example of the LLM
+    prompt, so that a small model sees this KG's names and relations, not another dataset's."""
+
+    question: str
+    triplets: tuple[tuple[str, str, str], ...]
+    answers: tuple[str, ...]
+
+
+def write_prompt_example(kg: str, example: PromptExample, home: Path | None = None) -> Path:
+    path = kg_models_dir(kg, home) / PROMPT_EXAMPLE_FILE
+    write_json_atomically(
+        path,
+        {
+            "question": example.question,
+            "triplets": [list(t) for t in example.triplets],
+            "answers": list(example.answers),
+        },
+    )
+    return path
+
+
+def read_prompt_example(kg: str, home: Path | None = None) -> PromptExample | None:
+    """The KG's worked example (``kgqa train all`` writes it); None when it has none or it is unreadable."""
+    try:
+        data = json.loads((kg_models_dir(kg, home) / PROMPT_EXAMPLE_FILE).read_text(encoding="utf-8"))
+        triplets = tuple((str(h), str(r), str(t)) for h, r, t in data["triplets"])
+        example = PromptExample(str(data["question"]), triplets, tuple(str(a) for a in data["answers"]))
+    except (OSError, ValueError, TypeError, KeyError, BadInput):
+        return None
+    return example if example.question and example.triplets and example.answers else None
+
+
 def write_profile(profile: KgProfile, home: Path | None = None) -> Path:
     path = kg_models_dir(profile.kg, home) / PROFILE_FILE
     write_json_atomically(path, profile.to_json())

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from kgqa.answer.prompts import (
+    DEFAULT_EXAMPLE,
     SUBGRAPHRAG_SYSTEM,
     build_messages,
     frag_path,
@@ -14,6 +17,7 @@ from kgqa.answer.prompts import (
 )
 from kgqa.core.text import normalize_answer
 from kgqa.core.types import Evidence, LinkedEntity, Triplet
+from kgqa.models.kg_models import PromptExample, write_prompt_example
 
 TRIPLETS: list[Triplet] = [
     ("Film A", "starred_actors", "Lee Pace"),
@@ -46,13 +50,30 @@ def test_subgraphrag_prompt_has_its_system_prompt_one_example_and_triplet_lines(
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[0]["content"] == SUBGRAPHRAG_SYSTEM and '"ans:"' in SUBGRAPHRAG_SYSTEM
     assert "ans: " in messages[2]["content"]  # the worked example answers in the format asked for
-    assert parse_answers(messages[2]["content"]) == ["Peter Weir", "Ridley Scott"]
+    assert parse_answers(messages[2]["content"]) == list(DEFAULT_EXAMPLE.answers)  # a KG without its own
     last = messages[3]["content"]
     assert last == (
         "Triplets:\n(Film A, starred_actors, Lee Pace)\n(Film A, directed_by, Barry Sonnenfeld)\n"
         "(The Fall, starred_actors, Lee Pace)\n(The Fall, directed_by, Tarsem Singh)\n\n"
         "Question:\nwho directed the films that Lee Pace starred in?"
     )
+
+
+def test_a_trained_kg_gets_its_own_worked_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example is the KG's own question, triplets and answers (`kgqa train all` writes it)."""
+    monkeypatch.setenv("KGQA_HOME", str(tmp_path))
+    own = PromptExample(
+        "which language is spoken where Tagore was born",
+        (("Rabindranath Tagore", "born_in", "Kolkata"), ("Kolkata", "language", "Bengali")),
+        ("Bengali",),
+    )
+    write_prompt_example("test", own)
+    messages = build_messages(evidence("subgraphrag"))
+    assert "(Kolkata, language, Bengali)" in messages[1]["content"] and own.question in messages[1]["content"]
+    assert parse_answers(messages[2]["content"]) == ["Bengali"]
+    assert "Ada Lovelace" not in messages[1]["content"]
+    (tmp_path / "models" / "kgs" / "test" / "prompt_example.json").write_text("{not json")
+    assert "Ada Lovelace" in build_messages(evidence("subgraphrag"))[1]["content"]  # unreadable: the default
 
 
 def test_frag_prompt_writes_reasoning_paths_from_the_topic() -> None:
