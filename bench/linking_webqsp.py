@@ -3,8 +3,12 @@ kgqa links, among those it links, or is nothing linked at all; and how long link
 
 Only the questions whose topic entity is in the KG count (FB15k-237 holds a part of Freebase). ``--split
 train`` (WebQSP's train questions) is the part to look at and tune on; ``--split test`` is for reporting only.
+``--split dev`` is the train questions the KG's training held out (a KG trained with ``--questions
+webqsp_train_beamqa.csv``), less the linker's tune sample (``--split train --limit 1000``, seed 0): train
+questions nothing was tuned on.
 
     python bench/linking_webqsp.py --kg fb15k --split train --limit 1000 --show-errors 30
+    python bench/linking_webqsp.py --kg fb15k-webqsp --split dev
     python bench/linking_webqsp.py --kg fb15k --split test --out bench/results/linking/webqsp-test-fb15k.md
 
 Links through ``kgqa.retrieve.linking.link_entities`` (the in-database ``kgqa.link.entities``) on the
@@ -21,7 +25,9 @@ from pathlib import Path
 
 from kgqa.core.config import shared_data_dir
 from kgqa.evaluation.datasets import EvalQuestion, read_webqsp, read_webqsp_train
+from kgqa.evaluation.reachable import held_out_questions
 from kgqa.graph.connection import open_driver
+from kgqa.models.kg_models import read_held_out
 from kgqa.retrieve.linking import link_entities
 from neo4j import Driver
 
@@ -33,10 +39,17 @@ def in_kg(driver: Driver, kg: str, ids: list[str]) -> set[str]:
     return {str(r["id"]) for r in records}
 
 
-def questions(split: str, limit: int | None, seed: int) -> list[EvalQuestion]:
+TUNE_SAMPLE = 1000  # the linker's settings were chosen on this seeded sample of train (seed 0)
+
+
+def questions(split: str, limit: int | None, seed: int, kg: str) -> list[EvalQuestion]:
     root = shared_data_dir() / "webqsp"
     if split == "test":
         return read_webqsp(root, limit, seed).questions
+    if split == "dev":
+        tuned = {q.id for q in read_webqsp_train(root, "train", TUNE_SAMPLE, 0).questions}
+        held = held_out_questions(read_webqsp_train(root, "dev"), sorted(read_held_out(kg))).questions
+        return [q for q in held if q.id not in tuned][:limit]
     return read_webqsp_train(root, split, limit, seed).questions
 
 
@@ -50,14 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--kg", default="fb15k")
-    parser.add_argument("--split", choices=("train", "test"), default="train")
+    parser.add_argument("--split", choices=("train", "dev", "test"), default="train")
     parser.add_argument("--limit", type=int, help="a seeded sample of this many questions")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show-errors", type=int, default=0, help="print this many misses")
     parser.add_argument("--out", type=Path, help="also write the table here (Markdown)")
     args = parser.parse_args(argv)
 
-    asked = questions(args.split, args.limit, args.seed)
+    asked = questions(args.split, args.limit, args.seed, args.kg)
     with open_driver() as driver:
         known = in_kg(driver, args.kg, sorted({i for q in asked for i, _name in q.topic_entities}))
         scoped = [q for q in asked if any(i in known for i, _name in q.topic_entities)]

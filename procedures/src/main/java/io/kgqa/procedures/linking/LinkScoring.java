@@ -86,6 +86,10 @@ final class LinkScoring {
     static final double TYPED_NAME_MATCH = 0.6;
 
     private static final Pattern RELATION_SEPARATORS = Pattern.compile("[._/]+");
+    private static final Set<String> ASKING = Set.of("what", "which");
+    // "what kind of language", "what are the airports": words between the question word and what it asks for
+    private static final Set<String> KIND_OF = Set.of("kind", "kinds", "sort", "sorts", "type", "types", "of",
+            "are", "were", "the");
 
     /**
      * How likely the span means the entity: match quality times name-likeness of the span. Sets and returns
@@ -191,6 +195,43 @@ final class LinkScoring {
                 }
             }
         }
+    }
+
+    /**
+     * The chosen links with the one on the words a leading "what" or "which" asks for (within the question's
+     * first two words; "kind of", "are the" skipped) moved behind the others, unless typed capitalised: "what
+     * airport in paris" is about Paris. It stays linked, as a second topic may be meant ("which comedies did
+     * Woody Allen direct").
+     */
+    static List<Candidate> askedKindLast(List<Candidate> chosen, List<Token> tokens) {
+        int asked = askedKindStart(tokens);
+        if (asked < 0) {
+            return chosen;
+        }
+        List<Candidate> named = new ArrayList<>();
+        List<Candidate> askedFor = new ArrayList<>();
+        for (Candidate c : chosen) {
+            (c.start == asked && !c.capitalised ? askedFor : named).add(c);
+        }
+        if (askedFor.isEmpty() || named.isEmpty()) {
+            return chosen;
+        }
+        named.addAll(askedFor);
+        return named;
+    }
+
+    /** Where the words a leading "what" or "which" asks for start; -1 when the question has no such word. */
+    static int askedKindStart(List<Token> tokens) {
+        for (int k = 0; k < Math.min(2, tokens.size()); k++) {
+            if (ASKING.contains(tokens.get(k).norm())) {
+                int start = k + 1;
+                while (start < tokens.size() && KIND_OF.contains(tokens.get(start).norm())) {
+                    start++;
+                }
+                return start < tokens.size() ? start : -1;
+            }
+        }
+        return -1;
     }
 
     private static boolean ordinaryWords(Candidate c, boolean[] ordinary) {

@@ -88,4 +88,29 @@ class SpanResolverTest {
         assertEquals(0.12, SpanResolver.round(0.125, 2)); // exactly half: to even
         assertEquals(Double.NaN, SpanResolver.round(Double.NaN, 3));
     }
+
+    @Test
+    void theWordsAWhatOrWhichAsksForGoBehindTheNameAndStayLinked() {
+        List<LinkText.Token> tokens = LinkText.tokens("what airport is closest to downtown toronto");
+        Candidate airport = scored("airport", "Airport", 1, 2, "exact", 0.67, 1);
+        Candidate toronto = scored("toronto", "Toronto", 6, 7, "exact", 0.57, 1);
+        assertEquals(List.of("toronto", "airport"),
+                ids(SpanResolver.resolve(List.of(airport, toronto), tokens, 3)));
+        // "kind of" and "are the" lie between the question word and what it asks for
+        assertEquals(3, LinkScoring.askedKindStart(LinkText.tokens("what kind of language do irish speak")));
+        assertEquals(3, LinkScoring.askedKindStart(LinkText.tokens("what are the airports in chicago")));
+        assertEquals(2, LinkScoring.askedKindStart(LinkText.tokens("so which companies began in chicago")));
+        assertEquals(-1, LinkScoring.askedKindStart(LinkText.tokens("who is the president of peru")));
+        // alone, it is the topic ("what airport"); typed as a name, it is what the user named ("Which Beatles")
+        assertEquals(List.of("airport"), ids(SpanResolver.resolve(List.of(airport), tokens, 3)));
+        airport.capitalised = true;
+        assertEquals(List.of("airport", "toronto"),
+                ids(SpanResolver.resolve(List.of(airport, toronto), tokens, 3)));
+        // anywhere else in the question the score decides
+        List<LinkText.Token> later = LinkText.tokens("toronto has what airport");
+        Candidate laterAirport = scored("airport", "Airport", 3, 4, "exact", 0.67, 1);
+        Candidate first = scored("toronto", "Toronto", 0, 1, "exact", 0.57, 1);
+        assertEquals(List.of("airport", "toronto"),
+                ids(SpanResolver.resolve(List.of(laterAirport, first), later, 3)));
+    }
 }
