@@ -9,7 +9,8 @@ import org.neo4j.graphdb.Relationship;
  * A name followed at once by a name it is related to in the KG ("charlotte north carolina", "ontario canada",
  * "ithaca ny"): people write a place with its region, a thing with what it belongs to, and the second says which
  * of the first is meant. The first stands, only those of its namesakes the second is related to; the second is
- * dropped, as the question is about the first.
+ * dropped, as the question is about the first. A qualifier is the broader of the two (a region has more facts
+ * than a town in it): "president john f kennedy" names a man after his title, and the man is kept.
  */
 final class Qualifiers {
 
@@ -37,7 +38,7 @@ final class Qualifiers {
             }
             List<Candidate> qualified = new ArrayList<>();
             for (Candidate c : namesakes) {
-                if (next.stream().anyMatch(q -> related(c, q))) {
+                if (next.stream().anyMatch(q -> q.degree >= c.degree && related(c, q))) {
                     qualified.add(c);
                 }
             }

@@ -211,7 +211,18 @@ class LinkingProceduresTest {
                 CREATE (:Entity {kg: 'places', id: 'charlotte-person', name: 'Charlotte'})
                 CREATE (:Entity {kg: 'places', id: 'sedona', name: 'Sedona'}), (:Entity {kg: 'places', id: 'az', name: 'Arizona'})
                 CREATE (nc)-[:contains]->(city)
+                CREATE (title:Entity {kg: 'places', id: 'president', name: 'President'})
+                CREATE (jfk:Entity {kg: 'places', id: 'jfk', name: 'John F. Kennedy'})
+                CREATE (jfk)-[:profession]->(title), (jfk)-[:born_in]->(:Entity {kg: 'places', id: 'brookline',
+                    name: 'Brookline'})
+                CREATE (:Entity {kg: 'places', id: 'lbj', name: 'Lyndon B. Johnson'})-[:profession]->(title)
                 """);
+        // a title many people hold: a shared value, kept beside a stronger name
+        neo4j.database().executeTransactionally("""
+                MATCH (title:Entity {kg: 'places', id: 'president'})
+                UNWIND range(1, $n) AS i
+                CREATE (:Entity {kg: 'places', id: 'holder-' + i, name: 'Holder ' + i})-[:profession]->(title)
+                """, Map.of("n", SpanResolver.SHARED_VALUE_DEGREE));
         neo4j.database().executeTransactionally("CALL db.awaitIndexes(60)");
         try {
             // the region says which Charlotte, and is not a topic of its own
@@ -220,6 +231,10 @@ class LinkingProceduresTest {
             // two names side by side that the KG does not relate both stand
             List<Map<String, Object>> apart = link("what to see near sedona arizona", Map.of("kg", "places"));
             assertEquals(Set.of("sedona", "az"), apart.stream().map(r -> r.get("id")).collect(Collectors.toSet()));
+            // a title before a name does not qualify it: the broader of the two is the qualifier, and the
+            // title has more facts than the man
+            List<Map<String, Object>> titled = link("who shot president john f kennedy", Map.of("kg", "places"));
+            assertTrue(titled.stream().anyMatch(r -> "jfk".equals(r.get("id"))), titled.toString());
         } finally {
             neo4j.database().executeTransactionally("MATCH (n {kg: 'places'}) DETACH DELETE n");
             neo4j.database().executeTransactionally("MATCH (k:KG {name: 'places'}) DELETE k");
