@@ -18,8 +18,8 @@ final class Qualifiers {
     /** Relationships read from the less connected of two entities to find an edge between them, at most. */
     static final int MAX_READ = 20_000;
     /**
-     * A second name with fewer than 1/this of the first's relationships is no qualifier of it. In FB15k-237 a
-     * title has 17 times the facts of a president who held it; Chicago 1.7 times those of Illinois.
+     * A second name with fewer than 1/this of the first's relationships is no qualifier of it: a title many hold
+     * has many times the facts of one holder, while a big city has at most a few times those of its region.
      */
     static final int QUALIFIER_NARROWER = 4;
 
