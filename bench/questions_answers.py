@@ -65,8 +65,10 @@ def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]
                 answers, error = list(result.answers), ""
                 topics = [e.name for e in result.evidence.topic_entities]
                 confidence = result.evidence.confidence
+                answered_by = result.evidence.method
             except Exception as exc:  # a failed question is a miss, and is counted
                 answers, error, topics, confidence = [], f"{type(exc).__name__}: {exc}", [], None
+                answered_by = ""
             hits1, hit = score(answers, row["answers"])
             out.append(
                 {
@@ -78,6 +80,7 @@ def run(rows: list[dict[str, Any]], method: str, kg: str) -> list[dict[str, Any]
                     "answers": answers[:5],
                     "topics": topics,
                     "confidence": confidence,
+                    "method": answered_by,
                     "error": error,
                     "ms": (time.perf_counter() - started) * 1000,
                 }

@@ -16,6 +16,7 @@ class LoadedKg:
     source: str | None  # "metaqa", "freebase", "dbpedia"
     status: str | None  # "complete" once a load finished
     properties: dict[str, Any] = field(default_factory=dict)  # the :KG node's scalar properties
+    embedded: bool = True  # it has stored vectors (False: loaded with --no-embeddings, not indexed since)
 
 
 def resolve_kg(driver: Driver, kg: str | None) -> LoadedKg:
@@ -31,7 +32,7 @@ def resolve_kg(driver: Driver, kg: str | None) -> LoadedKg:
         for key, value in dict(row["properties"]).items()
         if isinstance(value, str | int | float | bool)
     }
-    return LoadedKg(str(row["name"]), row["source"], row["status"], properties)
+    return LoadedKg(str(row["name"]), row["source"], row["status"], properties, bool(row["embedded"]))
 
 
 def kg_embedding_model(driver: Driver, kg: str) -> str | None:
@@ -43,14 +44,6 @@ def kg_embedding_model(driver: Driver, kg: str) -> str | None:
     ).records
     model = records[0]["model"] if records else None
     return str(model) if model else None
-
-
-def kg_has_embeddings(driver: Driver, kg: str) -> bool:
-    """Whether ``kg`` has stored vectors (False: loaded with ``--no-embeddings`` and not indexed since)."""
-    records = driver.execute_query(
-        render("kg/has_embeddings"), {"kg": kg}, routing_=RoutingControl.READ
-    ).records
-    return bool(records and records[0]["embedded"])
 
 
 def no_embeddings_line(method: str, kg: str) -> str:

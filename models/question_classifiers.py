@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ MODEL_FILE = "classifiers.joblib"
 METADATA_FILE = "metadata.json"  # written last by training: its presence means the models are complete
 PLACEHOLDER = "_ent_"
 SIMPLE_MAX_HOPS = 2  # FRAG: simple = at most 2 hops, complex otherwise
+RECENT_PREDICTIONS = 64  # questions whose chain prediction is kept (a server answers a few at a time)
 
 HopRange = Literal["simple", "complex"]
 
@@ -82,6 +84,12 @@ class QuestionClassifiers:
     chain_svm: LinearSVC
     hop_svm: LinearSVC | OneClass
     metadata: dict[str, Any] = field(default_factory=dict)
+    # the last few questions' chain predictions: ``auto`` plans its route from one and sgrag then walks it,
+    # so the question is classified once
+    _recent: dict[tuple[str, tuple[str, ...], int], ChainPrediction] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _recent_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def chains(self) -> list[str]:
@@ -89,7 +97,18 @@ class QuestionClassifiers:
         return [str(c) for c in self.chain_svm.classes_]
 
     def predict_chain(self, question: str, entity_texts: Iterable[str] = (), top: int = 5) -> ChainPrediction:
-        return self.predict_chains([question], [list(entity_texts)], top=top)[0]
+        texts = tuple(entity_texts)
+        key = (question, texts, top)
+        with self._recent_lock:
+            known = self._recent.get(key)
+        if known is not None:
+            return known
+        prediction = self.predict_chains([question], [list(texts)], top=top)[0]
+        with self._recent_lock:
+            if len(self._recent) >= RECENT_PREDICTIONS:
+                self._recent.pop(next(iter(self._recent)))
+            self._recent[key] = prediction
+        return prediction
 
     def predict_chains(
         self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None, top: int = 5

@@ -15,7 +15,7 @@ from typing import Any
 from kgqa.answer import NO_EVIDENCE, NO_TOPIC_ENTITY, Answer, answer, is_offline, no_answer
 from kgqa.core.errors import BadInput, CannotRunHere, KgNotReady, KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
-from kgqa.graph.kg import LoadedKg, kg_has_embeddings, no_embeddings_line, resolve_kg
+from kgqa.graph.kg import LoadedKg, no_embeddings_line, resolve_kg
 from kgqa.qa.methods import NEEDS_VECTORS, canonical, choose_method, make_retriever
 from kgqa.qa.routing import Route, Router, answered, asked_kind
 from kgqa.retrieve.base import Retriever
@@ -92,16 +92,19 @@ class QuestionAnswerer:
         if not 1 <= k <= MAX_K:
             raise BadInput(f"-k must be between 1 and {MAX_K}, got {k}")
         self.driver = driver
-        self.kg = require_complete(resolve_kg(driver, kg)).name if driver is not None else (kg or "")
+        loaded = (
+            require_complete(resolve_kg(driver, kg)) if driver is not None else LoadedKg(kg or "", None, None)
+        )
+        self.kg = loaded.name
         self.router: Router | None = None
         if retriever is None and canonical(method) == "auto" and driver is not None:
-            self.router = Router(driver, self.kg)
+            self.router = Router(driver, loaded)
             self.method = "auto"
             self.retriever = None
         else:
             self.method = retriever.name if retriever is not None else choose_method(method)
             if retriever is None and driver is not None and self.method in NEEDS_VECTORS:
-                if not kg_has_embeddings(driver, self.kg):
+                if not loaded.embedded:
                     raise CannotRunHere(no_embeddings_line(self.method, self.kg))
             self.retriever = retriever or make_retriever(driver, self.method)  # type: ignore[arg-type]
         self.llm = None if is_offline(llm) else llm

@@ -33,7 +33,7 @@ from typing import Any
 from kgqa.answer.extractive import answer_extractive
 from kgqa.core.errors import CannotRunHere
 from kgqa.core.types import Evidence, LinkedEntity
-from kgqa.graph.kg import kg_has_embeddings
+from kgqa.graph.kg import LoadedKg
 from kgqa.models import kg_models, registry
 from kgqa.models.path_scorer import ranks_sgrag
 from kgqa.models.question_classifiers import QuestionClassifiers
@@ -166,10 +166,12 @@ def plan_route(
         else:
             score = "none" if signals.qtype_score is None else f"{signals.qtype_score:.2f}"
             why = f"one entity; chain unsure ({signals.qtype}: {score} < {policy.sure_qtype})"
-    if signals.path_scorer and signals.spans < 2 and "sgrag" in order:
+    if signals.path_scorer and "sgrag" in order:
         # the scorer reads the question with a fine-tuned language model and says how sure it is: asked first,
-        # its unsure answers pass the question on (follow_route). Several entities: one chain per entity
-        # joins them less well than a pattern graph or FRAG's paths (our FB15k-237 tune questions).
+        # its unsure answers pass the question on (follow_route). With several spans too: a second span is
+        # often a word of the question that names a kind or a role ("the composer of ..."), which the
+        # pattern-graph methods then join as if it were a second topic; sgrag joins two topics' chains only
+        # where they meet and is unsure when they do not (our FB15k-237 tune questions: 17 -> 20 of 38).
         order = ("sgrag", *(m for m in order if m != "sgrag"))
         why = "the KG's path scorer ranks every chain walkable from the topic"
     steps = []
@@ -266,7 +268,8 @@ class Router:
     method's retriever on first use (a method whose model is missing then fails once, with the command that
     makes it, and is skipped)."""
 
-    def __init__(self, driver: Driver, kg: str, policy: RoutePolicy | None = None) -> None:
+    def __init__(self, driver: Driver, loaded: LoadedKg, policy: RoutePolicy | None = None) -> None:
+        kg = loaded.name
         self.driver = driver
         self.policy = policy or policy_for(kg)
         newer = kg_models.parts_newer_than_route(kg) if policy is None else []
@@ -274,7 +277,7 @@ class Router:
         status = method_status()
         self.available = {m: status.get(m, "not registered") for m in AUTO_CANDIDATES}
         # A KG loaded with --no-embeddings: the methods that compare its vectors are not planned at all.
-        self.embedded = kg_has_embeddings(driver, kg)
+        self.embedded = loaded.embedded
         if not self.embedded:
             for method in NEEDS_VECTORS.intersection(self.available):
                 self.available[method] = self.available[method] or "the KG has no embeddings"

@@ -16,6 +16,7 @@ from kgqa.models.kg_models import read_profile
 from kgqa.models.question_classifiers import (
     FORMAT_VERSION,
     PLACEHOLDER,
+    ChainPrediction,
     QuestionClassifiers,
     hop_range,
     load_question_classifiers,
@@ -99,6 +100,26 @@ def test_without_brackets_the_linked_span_is_masked(classifiers: QuestionClassif
     bracketed = classifiers.predict_chain("what movies did [Tom Hanks] act in")
     assert prediction.ranked == bracketed.ranked
     assert classifiers.predict_chain("what movies did tom hanks act in").ranked != bracketed.ranked
+
+
+def test_a_question_asked_again_is_classified_once(
+    classifiers: QuestionClassifiers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``auto`` plans its route from the chain prediction and sgrag walks it: one classification."""
+    calls: list[list[str]] = []
+    classify = classifiers.predict_chains
+
+    def counted(questions: list[str], *args: object, **kwargs: object) -> list[ChainPrediction]:
+        calls.append(list(questions))
+        return classify(questions, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(classifiers, "predict_chains", counted)
+    question = "who wrote the films that a person we never saw directed"
+    first = classifiers.predict_chain(question, ["a person"])
+    assert classifiers.predict_chain(question, ["a person"]) is first
+    assert calls == [[question]]
+    classifiers.predict_chain(question, ["someone else"])  # other spans are masked: classified again
+    assert len(calls) == 2
 
 
 @pytest.mark.parametrize(

@@ -205,6 +205,21 @@ def test_a_path_scorer_goes_first_and_an_unsure_answer_passes_the_question_on() 
     }
 
 
+def test_a_path_scorer_goes_first_for_several_spans_too_and_unsure_passes_to_the_pattern_graph() -> None:
+    """A second span is often a word naming a role ("the composer of X"): sgrag joins the two topics'
+    chains only where they meet, and its low confidence hands the question to the several-entity methods."""
+    signals = QuestionSignals(2, 0, True, "directed_by>", 0.1, path_scorer=True)
+    planned = [s.method for s in plan_route(signals, ALL, POLICY)]
+    assert planned[0] == "sgrag"
+    assert planned[1:] == [m for m in POLICY.several_entities if m != "sgrag"]
+    outcomes = {"sgrag": _sure("sgrag", "X", 0.2), "simgrag": _sure("simgrag", "Y", None)}
+    route = Route(signals, plan_route(signals, ALL, POLICY))
+    chosen = follow_route(route, lambda m: outcomes.get(m) or _evidence(m, []), min_confidence=0.4)
+    assert chosen is not None and chosen.method == "simgrag"
+    without = QuestionSignals(2, 0, True, "directed_by>", 0.1, path_scorer=False)
+    assert [s.method for s in plan_route(without, ALL, POLICY)] == list(POLICY.several_entities)
+
+
 def test_the_confidence_that_passes_a_question_on_is_learned_from_the_held_out_questions() -> None:
     signals = QuestionSignals(1, 0, True, "x>", 0.1, path_scorer=True)
     # sgrag is right when it is sure (0.8), wrong when unsure (0.2); frag is right on those
