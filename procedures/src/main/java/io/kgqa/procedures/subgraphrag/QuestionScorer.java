@@ -14,17 +14,10 @@ import org.neo4j.logging.Log;
  * SubgraphRAG retrieval for one question ({@code kgqa.subgraphrag.retrieve} and {@code walks}): the trained
  * scorer, the question's topic entities, its vector (embedded with the topic masked as the model was trained),
  * the candidate triples around the topic entities, and the scorer's score for each.
+ *
+ * @param log where linking, truncation and missing embeddings are reported; may be null
  */
-final class QuestionScorer {
-
-    private final Transaction tx;
-    private final Log log;
-
-    /** @param log where linking, truncation and missing embeddings are reported; may be null */
-    QuestionScorer(Transaction tx, Log log) {
-        this.tx = tx;
-        this.log = log;
-    }
+record QuestionScorer(Transaction tx, Log log) {
 
     /** The question's candidates and their scores; null when its topic entities have no triple. */
     Scored score(ScoringConfig config) {
