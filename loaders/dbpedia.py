@@ -27,7 +27,7 @@ from urllib.parse import unquote
 
 import pyoxigraph as ox
 from kgqa.core.errors import BadInput
-from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, words
+from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, given_files, words
 from kgqa.loaders.rdf import (
     RDF_SUFFIXES,
     english_label,
@@ -108,21 +108,7 @@ def relation_text(name: str) -> str:
 
 
 def plan(paths: list[Path]) -> InputPlan:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and _is_rdf(p))
-            if not found:
-                raise BadInput(f"no DBpedia dump files (.nt/.ttl, optionally .gz/.bz2) in {path}")
-            files.extend(found)
-        elif path.is_file():
-            if not _is_rdf(path):
-                raise BadInput(
-                    f"{path}: not a DBpedia dump file (expected .nt or .ttl, optionally .gz or .bz2)"
-                )
-            files.append(path)
-        else:
-            raise BadInput(f"file not found: {path}")
+    files = given_files(paths, _dump_files, _check_dump_file)
     return InputPlan(
         source="dbpedia",
         format="dbpedia-rdf",
@@ -131,6 +117,18 @@ def plan(paths: list[Path]) -> InputPlan:
         default_name=default_name,
         relation_text=relation_text,
     )
+
+
+def _dump_files(folder: Path) -> list[Path]:
+    found = sorted(p for p in folder.iterdir() if p.is_file() and _is_rdf(p))
+    if not found:
+        raise BadInput(f"no DBpedia dump files (.nt/.ttl, optionally .gz/.bz2) in {folder}")
+    return found
+
+
+def _check_dump_file(path: Path) -> None:
+    if not _is_rdf(path):
+        raise BadInput(f"{path}: not a DBpedia dump file (expected .nt or .ttl, optionally .gz or .bz2)")
 
 
 def _is_rdf(path: Path) -> bool:
