@@ -82,11 +82,8 @@ def subgraphrag_triplet(triplet: Triplet) -> str:
 def subgraphrag_messages(evidence: Evidence, max_triplets: int | None = None) -> list[Message]:
     lines = "\n".join(subgraphrag_triplet(t) for t in _cap(evidence.triplets, max_triplets))
     example = read_prompt_example(evidence.kg) or DEFAULT_EXAMPLE
-    return [
-        {"role": "system", "content": SUBGRAPHRAG_SYSTEM},
-        *example_messages(example),
-        {"role": "user", "content": f"Triplets:\n{lines}\n\nQuestion:\n{evidence.question}"},
-    ]
+    asked = f"Triplets:\n{lines}\n\nQuestion:\n{evidence.question}"
+    return _chat(SUBGRAPHRAG_SYSTEM, asked, example_messages(example))
 
 
 # --- FRAG ----------------------------------------------------------------------------------------------
@@ -119,10 +116,7 @@ def frag_messages(evidence: Evidence, max_paths: int | None = None) -> list[Mess
     topics = set(evidence.topic_names())
     paths = [p for p in evidence.paths if p] or [[t] for t in evidence.triplets]
     lines = "\n".join(frag_path(p, topics) for p in _cap(paths, max_paths))
-    return [
-        {"role": "system", "content": FRAG_SYSTEM},
-        {"role": "user", "content": f"Reasoning Paths:\n{lines}\n\nQuestion:\n{evidence.question}"},
-    ]
+    return _chat(FRAG_SYSTEM, f"Reasoning Paths:\n{lines}\n\nQuestion:\n{evidence.question}")
 
 
 # --- SG-RAG --------------------------------------------------------------------------------------------
@@ -141,10 +135,7 @@ def sgrag_triplet(triplet: Triplet) -> str:
 
 def sgrag_messages(evidence: Evidence, max_triplets: int | None = None) -> list[Message]:
     lines = "\n".join(sgrag_triplet(t) for t in _cap(evidence.triplets, max_triplets))
-    return [
-        {"role": "system", "content": SGRAG_SYSTEM},
-        {"role": "user", "content": f"Triplets:\n{lines}\n\nQuestion: {evidence.question}"},
-    ]
+    return _chat(SGRAG_SYSTEM, f"Triplets:\n{lines}\n\nQuestion: {evidence.question}")
 
 
 def build_messages(
@@ -157,6 +148,11 @@ def build_messages(
     if chosen == "frag":
         return frag_messages(evidence, max_items)
     return sgrag_messages(evidence, max_items)
+
+
+def _chat(system: str, asked: str, examples: list[Message] | None = None) -> list[Message]:
+    """The method's instructions, its worked examples if any, then the evidence and the question."""
+    return [{"role": "system", "content": system}, *(examples or []), {"role": "user", "content": asked}]
 
 
 def _cap(items: list, limit: int | None) -> list:  # type: ignore[type-arg]

@@ -280,6 +280,48 @@ def _question_key(text: str) -> str:
     return normalize_answer(BRACKET.sub(" ", text))
 
 
+def _topic_entities(rec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A WebQSP or CWQ record's topic_entity map {mid: name}, as (mid, name) pairs."""
+    return tuple((str(k), str(v)) for k, v in dict(rec.get("topic_entity") or {}).items())
+
+
+def _gpt_labelled_test(
+    name: str,
+    root: Path,
+    records: list[dict[str, Any]],
+    answers_of: Callable[[dict[str, Any]], tuple[str, ...]],
+    question_of: Callable[[dict[str, Any], tuple[str, ...]], EvalQuestion],
+    notes: list[str],
+    limit: int | None,
+    seed: int,
+) -> Dataset:
+    """A test split whose gold triples are SubgraphRAG's GPT-labelled ones (WebQSP, CWQ), sampled; records
+    without a gold answer are skipped and counted. The last note speaks of those triples: it says so when
+    their file is missing."""
+    skipped = 0
+    questions: list[EvalQuestion] = []
+    for rec in records:
+        answers = answers_of(rec)
+        if not answers:
+            skipped += 1
+            continue
+        questions.append(question_of(rec, answers))
+    questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
+    file = f"subgraphrag_gpt_triples_{name}_test.json"
+    triples = _gpt_triples(root / file)
+    if triples is None:
+        notes = [*notes[:-1], f"no {file}: evidence triple recall not computed"]
+    return Dataset(
+        name,
+        "test",
+        root,
+        questions,
+        notes,
+        {"no gold answer": skipped} if skipped else {},
+        (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None),
+    )
+
+
 def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
     path = root / "webqsp_test_aog.json"
     if not path.is_file():
@@ -296,40 +338,24 @@ def read_webqsp(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
             if len(cols) >= 3 and cols[2].strip():
                 chains.setdefault(_question_key(cols[0]), len(cols[2].split("|")))
     notes = ["gold triples: SubgraphRAG's GPT-labelled relevant triples (names), not a full gold path set"]
-    skipped = 0
-    questions: list[EvalQuestion] = []
-    for rec in records:
-        answers = tuple(str(a) for a in rec.get("answer") or [])
-        if not answers:
-            skipped += 1
-            continue
+
+    def question(rec: dict[str, Any], answers: tuple[str, ...]) -> EvalQuestion:
         text = str(rec["RawQuestion"])
-        topics = tuple((str(k), str(v)) for k, v in dict(rec.get("topic_entity") or {}).items())
-        questions.append(
-            EvalQuestion(
-                id=str(rec["QuestionId"]),
-                dataset="webqsp",
-                split="test",
-                question=text,
-                answers=answers,
-                hops=chains.get(_question_key(text)),
-                topic_entities=topics,
-                answer_ids=answer_mids.get(_question_key(text), ()),
-            )
+        return EvalQuestion(
+            id=str(rec["QuestionId"]),
+            dataset="webqsp",
+            split="test",
+            question=text,
+            answers=answers,
+            hops=chains.get(_question_key(text)),
+            topic_entities=_topic_entities(rec),
+            answer_ids=answer_mids.get(_question_key(text), ()),
         )
-    questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
-    triples = _gpt_triples(root / "subgraphrag_gpt_triples_webqsp_test.json")
-    if triples is None:
-        notes = ["no subgraphrag_gpt_triples_webqsp_test.json: evidence triple recall not computed"]
-    return Dataset(
-        "webqsp",
-        "test",
-        root,
-        questions,
-        notes,
-        {"no gold answer": skipped} if skipped else {},
-        (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None),
-    )
+
+    def answers(rec: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(str(a) for a in rec.get("answer") or [])
+
+    return _gpt_labelled_test("webqsp", root, records, answers, question, notes, limit, seed)
 
 
 def read_webqsp_train(root: Path, split: str, limit: int | None = None, seed: int = 0) -> Dataset:
@@ -390,42 +416,24 @@ def read_cwq(root: Path, limit: int | None = None, seed: int = 0) -> Dataset:
         "gold answers: ToG's one answer name per question (the original mids are kept as answer_ids)",
         "gold triples: SubgraphRAG's GPT-labelled relevant triples (names), not a full gold path set",
     ]
-    skipped = 0
-    questions: list[EvalQuestion] = []
-    for rec in records:
+
+    def answers(rec: dict[str, Any]) -> tuple[str, ...]:
         raw_answer = rec.get("answer")
-        answers = (
-            tuple(str(a) for a in raw_answer)
-            if isinstance(raw_answer, list)
-            else ((str(raw_answer),) if raw_answer else ())
-        )
-        if not answers:
-            skipped += 1
-            continue
+        if isinstance(raw_answer, list):
+            return tuple(str(a) for a in raw_answer)
+        return (str(raw_answer),) if raw_answer else ()
+
+    def question(rec: dict[str, Any], answers: tuple[str, ...]) -> EvalQuestion:
         qid = str(rec["ID"])
-        topics = tuple((str(k), str(v)) for k, v in dict(rec.get("topic_entity") or {}).items())
-        questions.append(
-            EvalQuestion(
-                id=qid,
-                dataset="cwq",
-                split="test",
-                question=str(rec["question"]),
-                answers=answers,
-                qtype=str(rec.get("compositionality_type") or "") or None,
-                topic_entities=topics,
-                answer_ids=mids.get(qid, ()),
-            )
+        return EvalQuestion(
+            id=qid,
+            dataset="cwq",
+            split="test",
+            question=str(rec["question"]),
+            answers=answers,
+            qtype=str(rec.get("compositionality_type") or "") or None,
+            topic_entities=_topic_entities(rec),
+            answer_ids=mids.get(qid, ()),
         )
-    questions = [questions[i] for i in sample_indices(len(questions), limit, seed)]
-    triples = _gpt_triples(root / "subgraphrag_gpt_triples_cwq_test.json")
-    if triples is None:
-        notes[-1] = "no subgraphrag_gpt_triples_cwq_test.json: evidence triple recall not computed"
-    return Dataset(
-        "cwq",
-        "test",
-        root,
-        questions,
-        notes,
-        {"no gold answer": skipped} if skipped else {},
-        (lambda q: triples.get(q.id)) if triples is not None else (lambda _q: None),
-    )
+
+    return _gpt_labelled_test("cwq", root, records, answers, question, notes, limit, seed)

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from kgqa.core.errors import CannotRunHere
 from kgqa.core.text import normalize_answer
-from kgqa.graph.cypher import render
 from kgqa.models import kg_models
 from kgqa.models.path_scorer import ranks_sgrag
 from kgqa.qa.answering import QuestionAnswerer
@@ -31,8 +30,8 @@ from kgqa.qa.routing import (
     question_signals,
 )
 from kgqa.retrieve.linking import link_entities
-from kgqa.training.questions import LabelledQuestion
-from neo4j import Driver, RoutingControl
+from kgqa.training.questions import LabelledQuestion, entity_names
+from neo4j import Driver
 from tqdm import tqdm
 
 
@@ -64,23 +63,10 @@ def sample_route_questions(
     return out
 
 
-def answer_names(driver: Driver, kg: str, ids: Sequence[str]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    wanted = list(dict.fromkeys(ids))
-    for start in range(0, len(wanted), 5000):
-        records = driver.execute_query(
-            render("training/entity_names"),
-            {"kg": kg, "ids": wanted[start : start + 5000]},
-            routing_=RoutingControl.READ,
-        ).records
-        names.update({str(r["id"]): str(r["name"]) for r in records})
-    return names
-
-
 def method_hits(driver: Driver, kg: str, method: str, questions: Sequence[LabelledQuestion]) -> float:
     """Hits@1 of ``method`` on ``questions`` (their topics linked from the text, as users ask)."""
     answerer = QuestionAnswerer(driver, method, kg)
-    names = answer_names(driver, kg, [a for q in questions for a in q.answer_ids])
+    names = entity_names(driver, kg, [a for q in questions for a in q.answer_ids])
     hits = 0
     for q in tqdm(questions, desc=f"{method}: asking", unit="q", leave=False):
         gold = {normalize_answer(names[a]) for a in q.answer_ids if a in names}
@@ -111,7 +97,7 @@ def measure_route(
             unavailable[method] = str(exc)
     classifiers = installed_classifiers(kg)
     path_scorer = ranks_sgrag(kg_models.part_dir(kg, "path_scorer"))
-    names = answer_names(driver, kg, [a for qs in pools.values() for q in qs for a in q.answer_ids])
+    names = entity_names(driver, kg, [a for qs in pools.values() for q in qs for a in q.answer_ids])
     records: list[RouteRecord] = []
     hits: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for pool, questions in pools.items():

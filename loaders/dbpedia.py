@@ -27,9 +27,16 @@ from urllib.parse import unquote
 
 import pyoxigraph as ox
 from kgqa.core.errors import BadInput
-from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, words
-from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_triples
-from kgqa.loaders.records import Fact, Label, Record, kept_or_rule
+from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, given_files, words
+from kgqa.loaders.rdf import (
+    RDF_SUFFIXES,
+    english_label,
+    line_based,
+    named_statement,
+    rdf_format,
+    read_triples,
+)
+from kgqa.loaders.records import Fact, Record
 
 PREFIXES: dict[str, str] = {
     "dbo": "http://dbpedia.org/ontology/",
@@ -101,21 +108,7 @@ def relation_text(name: str) -> str:
 
 
 def plan(paths: list[Path]) -> InputPlan:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and _is_rdf(p))
-            if not found:
-                raise BadInput(f"no DBpedia dump files (.nt/.ttl, optionally .gz/.bz2) in {path}")
-            files.extend(found)
-        elif path.is_file():
-            if not _is_rdf(path):
-                raise BadInput(
-                    f"{path}: not a DBpedia dump file (expected .nt or .ttl, optionally .gz or .bz2)"
-                )
-            files.append(path)
-        else:
-            raise BadInput(f"file not found: {path}")
+    files = given_files(paths, _dump_files, _check_dump_file)
     return InputPlan(
         source="dbpedia",
         format="dbpedia-rdf",
@@ -124,6 +117,18 @@ def plan(paths: list[Path]) -> InputPlan:
         default_name=default_name,
         relation_text=relation_text,
     )
+
+
+def _dump_files(folder: Path) -> list[Path]:
+    found = sorted(p for p in folder.iterdir() if p.is_file() and _is_rdf(p))
+    if not found:
+        raise BadInput(f"no DBpedia dump files (.nt/.ttl, optionally .gz/.bz2) in {folder}")
+    return found
+
+
+def _check_dump_file(path: Path) -> None:
+    if not _is_rdf(path):
+        raise BadInput(f"{path}: not a DBpedia dump file (expected .nt or .ttl, optionally .gz or .bz2)")
 
 
 def _is_rdf(path: Path) -> bool:
@@ -144,21 +149,12 @@ def parse(path: Path, ctx: ParseContext) -> Iterator[Record]:
 
 def rdf_record(s: object, p: object, o: object) -> Record | str:
     """The fact or label a statement carries, or the rule that drops it."""
-    return kept_or_rule(_rdf_record(s, p, o))
+    return named_statement(s, p, o, _record)
 
 
-def _rdf_record(s: object, p: object, o: object) -> Record | str:
-    if not isinstance(s, ox.NamedNode):
-        return "blank-node subject"
-    predicate = p.value  # type: ignore[attr-defined]
+def _record(subject: str, predicate: str, o: object) -> Record | str:
     if predicate == RDFS_LABEL:
-        if not isinstance(o, ox.Literal):
-            return "label that is not a literal"
-        if o.language != "en":
-            return "label not in English"
-        if not o.value:
-            return "empty label"
-        return Label(s.value, o.value)
+        return english_label(subject, o, "label")
     if isinstance(o, ox.Literal):
         return "literal value"
     if not isinstance(o, ox.NamedNode):
@@ -167,4 +163,4 @@ def _rdf_record(s: object, p: object, o: object) -> Record | str:
         return "rdf:type statement"
     if predicate in NOT_FACTS:
         return "link that is not a fact"
-    return Fact(s.value, relation_name(predicate), o.value)
+    return Fact(subject, relation_name(predicate), o.value)

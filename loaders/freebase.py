@@ -40,7 +40,14 @@ import pyoxigraph as ox
 from kgqa.core.errors import BadInput
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, numbered_lines, words
-from kgqa.loaders.rdf import RDF_SUFFIXES, line_based, rdf_format, read_records
+from kgqa.loaders.rdf import (
+    RDF_SUFFIXES,
+    english_label,
+    line_based,
+    named_statement,
+    rdf_format,
+    read_records,
+)
 from kgqa.loaders.records import MAX_VALUE_BYTES, Fact, Issue, Label, Record, kept_or_rule, value_problem
 
 NS = "http://rdf.freebase.com/ns/"
@@ -253,26 +260,17 @@ def fast_rdf_record(line: bytes) -> Record | str | None:
 
 def rdf_record(s: object, p: object, o: object) -> Record | str:
     """The fact or name a dump statement carries, or the rule that drops it."""
-    return kept_or_rule(_rdf_record(s, p, o))
+    return named_statement(s, p, o, _record)
 
 
-def _rdf_record(s: object, p: object, o: object) -> Record | str:
-    if not isinstance(s, ox.NamedNode):
-        return "blank-node subject"
-    subject = _local(s.value)
+def _record(subject_iri: str, predicate: str, o: object) -> Record | str:
+    subject = _local(subject_iri)
     if subject is None:
         return "subject outside ns:"
     if not _ENTITY.match(subject):
         return "subject is schema, not an entity"
-    predicate = p.value  # type: ignore[attr-defined]
     if predicate in NAME_PREDICATES:
-        if not isinstance(o, ox.Literal):
-            return "name that is not a literal"
-        if o.language != "en":
-            return "name not in English"
-        if not o.value:
-            return "empty name"
-        return Label(subject, o.value)
+        return english_label(subject, o, "name")
     if isinstance(o, ox.Literal):
         return "literal value"
     relation = _local(predicate)

@@ -7,7 +7,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kgqa.core.errors import BadInput
-from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, numbered_lines, words
+from kgqa.loaders.plan import (
+    InputFile,
+    InputPlan,
+    ParseContext,
+    given_files,
+    identity,
+    numbered_lines,
+    words,
+)
 from kgqa.loaders.records import Fact, Issue, Record, value_problem
 
 DESCRIPTION = "a MetaQA kb.txt file (subject|relation|object per line)"
@@ -16,17 +24,7 @@ _RELATION = re.compile(r"^[^\s|]+$")
 
 
 def plan(paths: list[Path]) -> InputPlan:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = next((path / n for n in KB_NAMES if (path / n).is_file()), None)
-            if found is None:
-                raise BadInput(f"no MetaQA KB in {path} (looked for {' or '.join(KB_NAMES)})")
-            files.append(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise BadInput(f"file not found: {path}")
+    files = given_files(paths, _kb_file)
     return InputPlan(
         source="metaqa",
         format="metaqa-kb",
@@ -35,6 +33,13 @@ def plan(paths: list[Path]) -> InputPlan:
         default_name=identity,
         relation_text=words,
     )
+
+
+def _kb_file(folder: Path) -> list[Path]:
+    found = next((folder / n for n in KB_NAMES if (folder / n).is_file()), None)
+    if found is None:
+        raise BadInput(f"no MetaQA KB in {folder} (looked for {' or '.join(KB_NAMES)})")
+    return [found]
 
 
 def parse_kb(path: Path, ctx: ParseContext) -> Iterator[Record]:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgqa.core.errors import BadInput
 from kgqa.loaders.inputs import open_dump
 from kgqa.loaders.records import Issue, IssueSink, ParseStats, Record
 
@@ -53,6 +54,25 @@ class InputPlan:
     @property
     def paths(self) -> list[Path]:
         return [f.path for f in self.files]
+
+
+def given_files(
+    paths: list[Path],
+    in_folder: Callable[[Path], list[Path]],
+    check_file: Callable[[Path], None] = lambda _path: None,
+) -> list[Path]:
+    """The files a load reads, in the order given: each file (``check_file`` raises for one the loader cannot
+    read), and for each folder what ``in_folder`` finds in it (it raises when nothing)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(in_folder(path))
+        elif path.is_file():
+            check_file(path)
+            files.append(path)
+        else:
+            raise BadInput(f"file not found: {path}")
+    return files
 
 
 def identity(value: str) -> str:

@@ -15,7 +15,7 @@ import pyoxigraph as ox
 from kgqa.core.errors import BadInput
 from kgqa.loaders.inputs import inner_suffix, open_dump
 from kgqa.loaders.plan import ParseContext
-from kgqa.loaders.records import Issue, Record
+from kgqa.loaders.records import Issue, Label, Record, kept_or_rule
 
 FORMATS = {
     ".nt": ox.RdfFormat.N_TRIPLES,
@@ -85,6 +85,28 @@ def read_records(
                     yield slow(s, p, o)
             first += len(lines)
             ctx.on_bytes(counter.bytes_read)
+
+
+def named_statement(
+    s: object, p: object, o: object, record: Callable[[str, str, object], Record | str]
+) -> Record | str:
+    """``record(subject IRI, predicate IRI, object)`` of a statement about a named node, or the rule that
+    drops the statement: a blank-node subject is no entity, and a value past the limits is not loaded."""
+    if not isinstance(s, ox.NamedNode):
+        return "blank-node subject"
+    return kept_or_rule(record(s.value, p.value, o))  # type: ignore[attr-defined]
+
+
+def english_label(entity: str, o: object, noun: str) -> Label | str:
+    """The label a naming statement gives ``entity``, or the rule that drops it (``noun``: what the KG calls
+    such a statement): only a non-empty English literal names an entity."""
+    if not isinstance(o, ox.Literal):
+        return f"{noun} that is not a literal"
+    if o.language != "en":
+        return f"{noun} not in English"
+    if not o.value:
+        return f"empty {noun}"
+    return Label(entity, o.value)
 
 
 def _parse_run(

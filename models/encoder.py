@@ -33,6 +33,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from kgqa.core.config import models_dir
@@ -112,17 +113,25 @@ def encoder_meta(fingerprint: str) -> dict[str, object]:
     }
 
 
-def _is_current(target: Path, fingerprint: str) -> bool:
+def _current_meta(
+    target: Path, fingerprint: str, format_version: int, files: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """The build's encoder.json when the build is of ``format_version``, made from the weights ``fingerprint``
+    names, with all its ``files``; None when it has to be built again."""
     try:
         meta = json.loads((target / "encoder.json").read_text())
     except (OSError, ValueError):
-        return False
-    return (
-        meta.get("format_version") == FORMAT_VERSION
+        return None
+    current = (
+        meta.get("format_version") == format_version
         and meta.get("source_fingerprint") == fingerprint
-        and (target / "model.onnx").is_file()
-        and (target / "vocab.txt").is_file()
+        and all((target / f).is_file() for f in files)
     )
+    return meta if current else None
+
+
+def _is_current(target: Path, fingerprint: str) -> bool:
+    return _current_meta(target, fingerprint, FORMAT_VERSION, ("model.onnx", "vocab.txt")) is not None
 
 
 def ensure_encoder(home: Path | None = None, force: bool = False) -> Path:
@@ -175,17 +184,9 @@ def _install(
 def _static_is_current(target: Path, fingerprint: str) -> bool:
     from kgqa.models.static_build import DISTILL_PARAMS
 
-    try:
-        meta = json.loads((target / "encoder.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return (
-        meta.get("kind") == "static"
-        and meta.get("format_version") == STATIC_FORMAT_VERSION
-        and meta.get("source_fingerprint") == fingerprint
-        and meta.get("distill") == DISTILL_PARAMS
-        and all((target / f).is_file() for f in ("model.safetensors", "tokenizer.json", "vocab.txt"))
-    )
+    files = ("model.safetensors", "tokenizer.json", "vocab.txt")
+    meta = _current_meta(target, fingerprint, STATIC_FORMAT_VERSION, files)
+    return meta is not None and meta.get("kind") == "static" and meta.get("distill") == DISTILL_PARAMS
 
 
 def ensure_static_encoder(home: Path | None = None, force: bool = False) -> Path:

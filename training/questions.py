@@ -36,7 +36,7 @@ from kgqa.core.chains import Chain, Step, parse_chain_key
 from kgqa.core.errors import BadInput
 from kgqa.core.text import BRACKET, bracketed
 from kgqa.graph.cypher import render
-from neo4j import Driver, RoutingControl
+from neo4j import Driver, Record, RoutingControl
 
 QUESTION_SUFFIXES = (".txt", ".tsv", ".jsonl", ".csv")
 _TEST_NAME = re.compile(r"(^|[^a-z])test([^a-z]|$)", re.IGNORECASE)
@@ -308,17 +308,23 @@ def name_index(driver: Driver, kg: str) -> NameIndex:
     return lookup
 
 
-def known_ids(driver: Driver, kg: str, ids: Iterable[str]) -> set[str]:
+def _by_ids(driver: Driver, template: str, kg: str, ids: Iterable[str]) -> Iterator[Record]:
+    """The records of ``template`` for each distinct id, asked 5000 ids at a time: a whole dataset's ids in
+    one query would be one huge parameter list."""
     wanted = list(dict.fromkeys(ids))
-    out: set[str] = set()
     for start in range(0, len(wanted), 5000):
-        records = driver.execute_query(
-            render("training/known_ids"),
-            {"kg": kg, "ids": wanted[start : start + 5000]},
-            routing_=RoutingControl.READ,
+        yield from driver.execute_query(
+            render(template), {"kg": kg, "ids": wanted[start : start + 5000]}, routing_=RoutingControl.READ
         ).records
-        out.update(str(r["id"]) for r in records)
-    return out
+
+
+def known_ids(driver: Driver, kg: str, ids: Iterable[str]) -> set[str]:
+    return {str(r["id"]) for r in _by_ids(driver, "training/known_ids", kg, ids)}
+
+
+def entity_names(driver: Driver, kg: str, ids: Iterable[str]) -> dict[str, str]:
+    """The name of each of ``ids`` that is an entity of ``kg``."""
+    return {str(r["id"]): str(r["name"]) for r in _by_ids(driver, "training/entity_names", kg, ids)}
 
 
 def kg_relations(driver: Driver, kg: str) -> set[str]:
@@ -349,15 +355,7 @@ def _spans_from_names(driver: Driver, kg: str, questions: list[LabelledQuestion]
     wanted = [q for q in questions if not any(q.topic_spans)]
     if not wanted:
         return questions
-    names: dict[str, str] = {}
-    ids = list(dict.fromkeys(i for q in wanted for i in q.topic_ids))
-    for start in range(0, len(ids), 5000):
-        records = driver.execute_query(
-            render("training/entity_names"),
-            {"kg": kg, "ids": ids[start : start + 5000]},
-            routing_=RoutingControl.READ,
-        ).records
-        names.update({str(r["id"]): str(r["name"]) for r in records})
+    names = entity_names(driver, kg, (i for q in wanted for i in q.topic_ids))
     out = []
     for q in questions:
         if any(q.topic_spans):

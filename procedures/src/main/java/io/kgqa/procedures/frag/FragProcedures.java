@@ -49,30 +49,19 @@ public class FragProcedures {
     @Context
     public Transaction tx;
 
-    /** The one row of {@code kgqa.frag.neighbourhood}. */
-    public static class Neighbourhood {
-        /** Topic entities first, then each layer in the order it was kept. */
-        public List<Node> nodes;
-        /** Per node: whether its relationships belong to the neighbourhood (not a hub, not the last layer). */
-        public List<Boolean> expandable;
-        /** Each relationship once, as [start position, end position, type] into {@code nodes}. */
-        public List<List<Object>> edges;
-        /** The size of the whole neighbourhood, before pruning. */
-        public long neighbourhood;
-        /** Whether it had more than keepNodes nodes and was pruned by personalized PageRank. */
-        public boolean pruned;
-        /** Per kept node, its personalized PageRank (empty when not pruned). */
-        public List<Double> ppr;
-
-        public Neighbourhood(List<Node> nodes, List<Boolean> expandable, List<List<Object>> edges,
-                             long neighbourhood, boolean pruned, List<Double> ppr) {
-            this.nodes = nodes;
-            this.expandable = expandable;
-            this.edges = edges;
-            this.neighbourhood = neighbourhood;
-            this.pruned = pruned;
-            this.ppr = ppr;
-        }
+    /**
+     * The one row of {@code kgqa.frag.neighbourhood}.
+     *
+     * @param nodes         topic entities first, then each layer in the order it was kept
+     * @param expandable    per node: whether its relationships belong to the neighbourhood (not a hub, not the
+     *                      last layer)
+     * @param edges         each relationship once, as [start position, end position, type] into {@code nodes}
+     * @param neighbourhood the size of the whole neighbourhood, before pruning
+     * @param pruned        whether it had more than keepNodes nodes and was pruned by personalized PageRank
+     * @param ppr           per kept node, its personalized PageRank (empty when not pruned)
+     */
+    public record Neighbourhood(List<Node> nodes, List<Boolean> expandable, List<List<Object>> edges,
+                                long neighbourhood, boolean pruned, List<Double> ppr) {
     }
 
     @Procedure(name = "kgqa.frag.neighbourhood", mode = Mode.READ)
@@ -107,7 +96,7 @@ public class FragProcedures {
         double tolerance = options.number("tolerance", DEFAULT_TOLERANCE, 0.0, 1.0);
         List<Node> topics = TopicEntities.byIds(tx, KnowledgeGraphs.require(tx, kg, "kg"), topicIds);
         Neighbourhood whole = expand(kg, topics, hops, maxDegree, maxFanout, maxNew, maxNodes);
-        if (keepNodes == 0 || whole.nodes.size() <= keepNodes) {
+        if (keepNodes == 0 || whole.nodes().size() <= keepNodes) {
             return Stream.of(whole);
         }
         int distinctTopics = new HashSet<>(topics).size();  // the first nodes of the neighbourhood
@@ -117,12 +106,12 @@ public class FragProcedures {
     /** The keepNodes nodes of highest personalized PageRank from the topic entities (the first nodes). */
     private static Neighbourhood prune(Neighbourhood whole, int topicCount, int keepNodes, double damping,
                                        int maxIterations, double tolerance) {
-        int n = whole.nodes.size();
-        int[] from = new int[whole.edges.size()];
-        int[] to = new int[whole.edges.size()];
+        int n = whole.nodes().size();
+        int[] from = new int[whole.edges().size()];
+        int[] to = new int[whole.edges().size()];
         for (int i = 0; i < from.length; i++) {
-            from[i] = ((Long) whole.edges.get(i).get(0)).intValue();
-            to[i] = ((Long) whole.edges.get(i).get(1)).intValue();
+            from[i] = ((Long) whole.edges().get(i).get(0)).intValue();
+            to[i] = ((Long) whole.edges().get(i).get(1)).intValue();
         }
         int[] sources = new int[Math.min(topicCount, n)];
         for (int i = 0; i < sources.length; i++) {
@@ -137,14 +126,14 @@ public class FragProcedures {
         List<Double> ppr = new ArrayList<>(kept.length);
         for (int i = 0; i < kept.length; i++) {
             position[kept[i]] = i;
-            nodes.add(whole.nodes.get(kept[i]));
-            expandable.add(whole.expandable.get(kept[i]));
+            nodes.add(whole.nodes().get(kept[i]));
+            expandable.add(whole.expandable().get(kept[i]));
             ppr.add(scores[kept[i]]);
         }
         List<List<Object>> edges = new ArrayList<>();
         for (int i = 0; i < from.length; i++) {
             if (position[from[i]] >= 0 && position[to[i]] >= 0) {
-                edges.add(List.of((long) position[from[i]], (long) position[to[i]], whole.edges.get(i).get(2)));
+                edges.add(List.of((long) position[from[i]], (long) position[to[i]], whole.edges().get(i).get(2)));
             }
         }
         return new Neighbourhood(nodes, expandable, edges, n, true, ppr);

@@ -5,6 +5,7 @@ import io.kgqa.procedures.onnx.ModelCache;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.onnx.Onnx;
 import io.kgqa.procedures.util.BadArgumentException;
+import io.kgqa.procedures.util.Entities;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Limits;
 import io.kgqa.procedures.util.Options;
@@ -94,16 +95,13 @@ public class GsrProcedures {
                 return; // config.allChains: a chain that reached nothing or was not walked
             }
             this.topicId = String.valueOf(path.topic().getProperty("id", ""));
-            this.topic = name(path.topic());
+            this.topic = Entities.name(path.topic());
             this.answerId = String.valueOf(path.end().getProperty("id", ""));
-            this.answer = name(path.end());
+            this.answer = Entities.name(path.end());
             for (Relationship r : path.relationships()) {
-                triplets.add(List.of(name(r.getStartNode()), r.getType().name(), name(r.getEndNode())));
+                triplets.add(List.of(Entities.name(r.getStartNode()), r.getType().name(),
+                        Entities.name(r.getEndNode())));
             }
-        }
-
-        private static String name(Node n) {
-            return String.valueOf(n.getProperty("name", n.getProperty("id", "")));
         }
     }
 

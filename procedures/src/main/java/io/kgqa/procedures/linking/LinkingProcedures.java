@@ -27,24 +27,14 @@ public class LinkingProcedures {
     @Context
     public Log log;
 
-    /** One row of {@code kgqa.link.entities}. Public fields: Neo4j maps them to YIELD columns. */
-    public static class LinkedEntity {
-        public final String id;
-        public final String name;
-        /** In [0, 1]; 1 for a [bracketed] exact name or id. */
-        public final double score;
-        /** bracket, exact, singular, fulltext, fuzzy, head, partial, initials or vector. */
-        public final String how;
-        /** The words of the question that name the entity. */
-        public final String span;
-
-        public LinkedEntity(String id, String name, double score, String how, String span) {
-            this.id = id;
-            this.name = name;
-            this.score = score;
-            this.how = how;
-            this.span = span;
-        }
+    /**
+     * One row of {@code kgqa.link.entities}. Record components: Neo4j maps them to YIELD columns.
+     *
+     * @param score in [0, 1]; 1 for a [bracketed] exact name or id
+     * @param how   bracket, exact, singular, fulltext, fuzzy, head, partial, initials or vector
+     * @param span  the words of the question that name the entity
+     */
+    public record LinkedEntity(String id, String name, double score, String how, String span) {
 
         static LinkedEntity of(EntityLinker.Link link) {
             return new LinkedEntity(link.id(), link.name(), link.score(), link.how(), link.span());

@@ -1,6 +1,7 @@
 package io.kgqa.procedures.linking;
 
 import io.kgqa.procedures.onnx.ModelsDir;
+import io.kgqa.procedures.text.LightStemmer;
 import io.kgqa.procedures.util.Json;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -100,18 +101,7 @@ record LinkingWords(Set<String> questionWords, Map<String, Integer> nameWords, i
 
     /** A light English stem: one common ending off, then a doubled final consonant ("starring" -> "star"). */
     static String stem(String word) {
-        String w = word;
-        for (String suffix : SUFFIXES) {
-            if (w.endsWith(suffix) && w.length() - suffix.length() >= 3) {
-                w = w.substring(0, w.length() - suffix.length());
-                break;
-            }
-        }
-        int n = w.length();
-        if (n >= 4 && w.charAt(n - 1) == w.charAt(n - 2) && "aeiou".indexOf(w.charAt(n - 1)) < 0) {
-            w = w.substring(0, n - 1);
-        }
-        return w;
+        return LightStemmer.stem(word, SUFFIXES);
     }
 
     /** Whether {@code word} (normalised) is in so many of the KG's names that it does not pick one out. */

@@ -21,8 +21,10 @@ import org.neo4j.logging.Log;
 /**
  * The last resort when no name matches: content spans embedded in the database and looked up in the
  * {@code entity_embedding} vector index; only near-identical names count.
+ *
+ * @param log where the one-time warnings go; may be null
  */
-final class VectorFallback {
+record VectorFallback(Transaction tx, String kg, Log log) {
 
     static final int VECTOR_K = 25;
     /** Below this a vector neighbour is a guess, not a link. */
@@ -38,17 +40,6 @@ final class VectorFallback {
      * that makes the warning appear once per server rather than once per question.
      */
     private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
-
-    private final Transaction tx;
-    private final String kg;
-    private final Log log;
-
-    /** @param log where the one-time warnings go; may be null */
-    VectorFallback(Transaction tx, String kg, Log log) {
-        this.tx = tx;
-        this.kg = kg;
-        this.log = log;
-    }
 
     /** Entities whose embedded name is all but identical to a content span's embedding, best first. */
     List<Candidate> candidates(List<Token> tokens, boolean[] content) {

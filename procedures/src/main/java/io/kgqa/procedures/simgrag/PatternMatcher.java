@@ -25,6 +25,9 @@ import java.util.Set;
  */
 public final class PatternMatcher<N> {
 
+    /** What a pattern node or relation costs when any KG node or relation may match it. */
+    private static final Double FREE = 0.0;
+
     public record Options(int k, boolean directed, boolean injective, boolean prune, boolean ties, int maxMatches,
                           long maxExpansions) {
         public Options {
@@ -177,6 +180,11 @@ public final class PatternMatcher<N> {
     private record Extension<N>(String type, N other, boolean outgoing, double cost) {
     }
 
+    /** What matching {@code key} costs: 0 without candidates (anything matches), null when it is none of them. */
+    private static <K> Double cost(Map<K, Double> candidates, K key) {
+        return candidates == null ? FREE : candidates.get(key);
+    }
+
     @SuppressWarnings("unchecked")
     private void extend(int stepIndex, double cost) {
         if (stepIndex == steps.size()) {
@@ -196,15 +204,9 @@ public final class PatternMatcher<N> {
             if (this.options.directed() && hop.outgoing() != step.forward()) {
                 return;
             }
-            double relationCost;
-            if (relations == null) {
-                relationCost = 0;
-            } else {
-                Double d = relations.get(hop.type());
-                if (d == null) {
-                    return;
-                }
-                relationCost = d;
+            Double relationCost = cost(relations, hop.type());
+            if (relationCost == null) {
+                return;
             }
             double nodeCost;
             if (boundTo != null) {
@@ -216,15 +218,11 @@ public final class PatternMatcher<N> {
                 if (this.options.injective() && used.contains(hop.other())) {
                     return;
                 }
-                if (nodes == null) {
-                    nodeCost = 0;
-                } else {
-                    Double d = nodes.get(hop.other());
-                    if (d == null) {
-                        return;
-                    }
-                    nodeCost = d;
+                Double d = cost(nodes, hop.other());
+                if (d == null) {
+                    return;
                 }
+                nodeCost = d;
             }
             options.add(new Extension<>(hop.type(), hop.other(), hop.outgoing(), cost + relationCost + nodeCost));
         });

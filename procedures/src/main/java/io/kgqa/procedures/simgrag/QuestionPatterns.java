@@ -2,6 +2,7 @@ package io.kgqa.procedures.simgrag;
 
 import io.kgqa.procedures.linking.TopicEntities;
 import io.kgqa.procedures.util.BadArgumentException;
+import io.kgqa.procedures.util.Entities;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -95,7 +96,7 @@ public final class QuestionPatterns {
 
     private static void add(List<OfflinePatternBuilder.Entity> entities, Map<String, List<Node>> pins,
                             Map<String, String> ids, Node node, String span) {
-        String name = String.valueOf(node.getProperty("name", node.getProperty("id", "")));
+        String name = Entities.name(node);
         // an entity whose name reads as a variable (the film "Unknown") is quoted, so that it stays known
         String base = PatternGraph.isVariable(name) ? "'" + name + "'" : name;
         String text = base;

@@ -1,5 +1,6 @@
 package io.kgqa.procedures.simgrag;
 
+import io.kgqa.procedures.text.LightStemmer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -118,18 +119,7 @@ final class RelationMentions {
 
     /** A light English stemmer: one common suffix off, then a doubled final consonant ("starred" -> "star"). */
     static String stem(String word) {
-        String w = word.toLowerCase(Locale.ROOT);
-        for (String suffix : SUFFIXES) {
-            if (w.endsWith(suffix) && w.length() - suffix.length() >= 3) {
-                w = w.substring(0, w.length() - suffix.length());
-                break;
-            }
-        }
-        int n = w.length();
-        if (n >= 4 && w.charAt(n - 1) == w.charAt(n - 2) && "aeiou".indexOf(w.charAt(n - 1)) < 0) {
-            w = w.substring(0, n - 1);
-        }
-        return w;
+        return LightStemmer.stem(word.toLowerCase(Locale.ROOT), SUFFIXES);
     }
 
     private static double dot(float[] a, float[] b) {

@@ -2,6 +2,7 @@ package io.kgqa.procedures.simgrag;
 
 import io.kgqa.procedures.linking.TopicEntities;
 import io.kgqa.procedures.util.BadArgumentException;
+import io.kgqa.procedures.util.Entities;
 import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TextLimits;
@@ -78,14 +79,10 @@ public class SimGragProcedures {
             }
             this.triplets = new ArrayList<>();
             for (PatternMatcher.MatchedEdge<Node> e : m.match().edges()) {
-                triplets.add(List.of(name(e.head()), e.type(), name(e.tail())));
+                triplets.add(List.of(Entities.name(e.head()), e.type(), Entities.name(e.tail())));
             }
             this.expansions = m.expansions();
             this.exhaustive = m.exhaustive();
-        }
-
-        static String name(Node n) {
-            return String.valueOf(n.getProperty("name", n.getProperty("id", "")));
         }
     }
 

@@ -12,17 +12,10 @@ import org.neo4j.logging.Log;
 /**
  * The untrained baseline of SubgraphRAG retrieval ({@code kgqa.subgraphrag.cosine}): each candidate triple
  * scored cos(q, head) + cos(q, relation) + cos(q, tail) from the stored embeddings, a missing one adding 0.
+ *
+ * @param log where truncation and missing embeddings are reported; may be null
  */
-final class CosineScoring {
-
-    private final Transaction tx;
-    private final Log log;
-
-    /** @param log where truncation and missing embeddings are reported; may be null */
-    CosineScoring(Transaction tx, Log log) {
-        this.tx = tx;
-        this.log = log;
-    }
+record CosineScoring(Transaction tx, Log log) {
 
     /** The candidates of {@code topics} in {@code kg}, scored against {@code question}; null when there are none. */
     Scored score(String kg, List<Node> topics, float[] question, int k, int hops, int maxCandidates,

@@ -46,13 +46,7 @@ public final class PathSelection {
      * best remaining triples by score
      */
     public static int[] select(int[] heads, int[] tails, float[] scores, boolean[] topic, int depth, int k) {
-        if (heads.length != tails.length || heads.length != scores.length) {
-            throw new IllegalArgumentException("heads, tails and scores differ in length: " + heads.length + ", "
-                    + tails.length + ", " + scores.length);
-        }
-        if (depth < 1 || k < 1) {
-            throw new IllegalArgumentException("depth and k must be at least 1, got " + depth + " and " + k);
-        }
+        requireValid(heads, tails, scores, depth, k);
         Set<Integer> taken = new LinkedHashSet<>();
         for (Walk walk : walksWithin(heads, tails, scores, topic, depth, k)) {
             for (int t : walk.triples()) {
@@ -70,12 +64,7 @@ public final class PathSelection {
         return taken.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /**
-     * The end entities' best walks, best first, as many as fit in {@code k} distinct triples: each walk adds
-     * the triples it does not share with the walks taken before; a walk that would overflow is skipped (a
-     * later one sharing more may still fit).
-     */
-    public static List<Walk> walksWithin(int[] heads, int[] tails, float[] scores, boolean[] topic, int depth, int k) {
+    private static void requireValid(int[] heads, int[] tails, float[] scores, int depth, int k) {
         if (heads.length != tails.length || heads.length != scores.length) {
             throw new IllegalArgumentException("heads, tails and scores differ in length: " + heads.length + ", "
                     + tails.length + ", " + scores.length);
@@ -83,6 +72,15 @@ public final class PathSelection {
         if (depth < 1 || k < 1) {
             throw new IllegalArgumentException("depth and k must be at least 1, got " + depth + " and " + k);
         }
+    }
+
+    /**
+     * The end entities' best walks, best first, as many as fit in {@code k} distinct triples: each walk adds
+     * the triples it does not share with the walks taken before; a walk that would overflow is skipped (a
+     * later one sharing more may still fit).
+     */
+    public static List<Walk> walksWithin(int[] heads, int[] tails, float[] scores, boolean[] topic, int depth, int k) {
+        requireValid(heads, tails, scores, depth, k);
         Set<Integer> taken = new LinkedHashSet<>();
         List<Walk> kept = new ArrayList<>();
         for (Walk walk : bestWalks(heads, tails, scores, topic, depth)) {

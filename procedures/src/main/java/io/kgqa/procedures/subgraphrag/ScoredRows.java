@@ -2,6 +2,7 @@ package io.kgqa.procedures.subgraphrag;
 
 import io.kgqa.procedures.subgraphrag.SubgraphRagProcedures.ScoredTriple;
 import io.kgqa.procedures.subgraphrag.SubgraphRagProcedures.WalkRow;
+import io.kgqa.procedures.util.Entities;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -75,11 +76,12 @@ final class ScoredRows {
         List<List<String>> triplets = new ArrayList<>(walk.triples().length);
         List<Double> tripletScores = new ArrayList<>(walk.triples().length);
         for (int t : walk.triples()) {
-            triplets.add(List.of(nameOf(subgraph.nodes.get(subgraph.heads[t])),
-                    subgraph.relationships.get(t).getType().name(), nameOf(subgraph.nodes.get(subgraph.tails[t]))));
+            triplets.add(List.of(Entities.name(subgraph.nodes.get(subgraph.heads[t])),
+                    subgraph.relationships.get(t).getType().name(),
+                    Entities.name(subgraph.nodes.get(subgraph.tails[t]))));
             tripletScores.add((double) scored.scores()[t]);
         }
-        return new WalkRow(rank, walk.score(), nameOf(subgraph.nodes.get(walk.end())), triplets, tripletScores,
+        return new WalkRow(rank, walk.score(), Entities.name(subgraph.nodes.get(walk.end())), triplets, tripletScores,
                 chainRank, chain, chainScore);
     }
 
@@ -92,14 +94,9 @@ final class ScoredRows {
             int i = order[r];
             Node head = subgraph.nodes.get(subgraph.heads[i]);
             Node tail = subgraph.nodes.get(subgraph.tails[i]);
-            rows.add(new ScoredTriple(nameOf(head), subgraph.relationships.get(i).getType().name(), nameOf(tail),
-                    scored.scores()[i], r + 1));
+            rows.add(new ScoredTriple(Entities.name(head), subgraph.relationships.get(i).getType().name(),
+                    Entities.name(tail), scored.scores()[i], r + 1));
         }
         return rows;
-    }
-
-    private static String nameOf(Node node) {
-        Object name = node.getProperty("name", null);
-        return name != null ? String.valueOf(name) : String.valueOf(node.getProperty("id", ""));
     }
 }

@@ -13,30 +13,16 @@ import org.neo4j.graphdb.Transaction;
  * The config of {@code kgqa.subgraphrag.retrieve} and {@code walks}, checked in two steps: what needs no model
  * ({@link #of}), then what the model's meta.json gives defaults and bounds for ({@link #forModel}), since a
  * model trained on 3 hops and a 384-d encoder decides what "hops" and "questionEmbedding" may be.
+ *
+ * @param topicEntities config.topicEntities; null: link the question
+ * @param options       the whole config, for {@link #topicSpans} and {@link #forModel}
  */
-final class ScoringConfig {
+record ScoringConfig(String question, int k, String kg, ModelsDir.Ref model, List<String> topicEntities,
+                     Options options) {
 
     /** What the model decided: the candidates to collect and the question's vector, if the caller gave one. */
     record Settings(int hops, int maxCandidates, boolean includeSeed, boolean failOnTruncation,
                     boolean cacheEmbeddings, int pathHops, float[] questionEmbedding) {
-    }
-
-    final String question;
-    final int k;
-    final String kg;
-    final ModelsDir.Ref model;
-    /** config.topicEntities; null: link the question. */
-    final List<String> topicEntities;
-    private final Options options;
-
-    private ScoringConfig(String question, int k, String kg, ModelsDir.Ref model, List<String> topicEntities,
-                          Options options) {
-        this.question = question;
-        this.k = k;
-        this.kg = kg;
-        this.model = model;
-        this.topicEntities = topicEntities;
-        this.options = options;
     }
 
     /** The question, k, the KG and which model; each error names its argument. */

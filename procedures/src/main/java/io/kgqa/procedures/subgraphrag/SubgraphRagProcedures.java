@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.neo4j.graphdb.Node;
@@ -48,8 +49,6 @@ public class SubgraphRagProcedures {
     private static final Set<String> WALK_KEYS = Set.of(
             "k", "kg", "model", "topicEntities", "questionEmbedding", "hops", "maxCandidates", "includeSeed",
             "failOnTruncation", "cacheEmbeddings", "pathHops", "topicSpans", "rankBy");
-    private static final Set<String> WALK_RANKINGS = Set.of("chain", "walk");
-    private static final Set<String> SELECTIONS = Set.of("top", "paths");
     private static final Set<String> COSINE_KEYS = Set.of(
             "k", "questionEmbedding", "hops", "maxCandidates", "failOnTruncation", "cacheEmbeddings");
 
@@ -59,42 +58,21 @@ public class SubgraphRagProcedures {
     @Context
     public Log log;
 
-    /** One row of {@code kgqa.subgraphrag.candidates}. Public fields: Neo4j maps them to YIELD columns. */
-    public static class Candidate {
-        public String head;
-        public String relation;
-        public String tail;
-        public String headId;
-        public String tailId;
-        /** [code(head) ‖ code(tail)], each [s0 (if includeSeed)] ‖ f1 ‖ f2 ‖ r1 ‖ r2 of 2 numbers. */
-        public List<Double> dde;
-
-        public Candidate(String head, String relation, String tail, String headId, String tailId, List<Double> dde) {
-            this.head = head;
-            this.relation = relation;
-            this.tail = tail;
-            this.headId = headId;
-            this.tailId = tailId;
-            this.dde = dde;
-        }
+    /**
+     * One row of {@code kgqa.subgraphrag.candidates}. Record components: Neo4j maps them to YIELD columns.
+     *
+     * @param dde [code(head) ‖ code(tail)], each [s0 (if includeSeed)] ‖ f1 ‖ f2 ‖ r1 ‖ r2 of 2 numbers
+     */
+    public record Candidate(String head, String relation, String tail, String headId, String tailId,
+                            List<Double> dde) {
     }
 
-    /** One row of {@code kgqa.subgraphrag.retrieve}. */
-    public static class ScoredTriple {
-        public String head;
-        public String relation;
-        public String tail;
-        public double score;
-        /** 1-based: 1 is the highest score. */
-        public long rank;
-
-        public ScoredTriple(String head, String relation, String tail, double score, long rank) {
-            this.head = head;
-            this.relation = relation;
-            this.tail = tail;
-            this.score = score;
-            this.rank = rank;
-        }
+    /**
+     * One row of {@code kgqa.subgraphrag.retrieve}.
+     *
+     * @param rank 1-based: 1 is the highest score
+     */
+    public record ScoredTriple(String head, String relation, String tail, double score, long rank) {
     }
 
     @Procedure(name = "kgqa.subgraphrag.candidates", mode = Mode.READ)
@@ -170,45 +148,26 @@ public class SubgraphRagProcedures {
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
         Options options = new Options(config, "config", RETRIEVE_KEYS);
-        String select = options.string("select", "top");
-        if (!SELECTIONS.contains(select)) {
-            throw new BadArgumentException("config.select must be 'top' or 'paths', got '" + select + "'");
-        }
-        Scored scored = new QuestionScorer(tx, log).score(ScoringConfig.of(tx, question, options));
-        if (scored == null) {
-            return Stream.empty();
-        }
-        return (select.equals("paths") ? ScoredRows.paths(scored) : ScoredRows.top(scored)).stream();
+        boolean paths = options.either("select", "top", "paths").equals("paths");
+        return rows(scored(question, options), paths ? ScoredRows::paths : ScoredRows::top);
     }
 
-    /** One row of {@code kgqa.subgraphrag.walks}: an end entity's best walk. */
-    public static class WalkRow {
-        /** 1-based: 1 is the best walk. */
-        public long rank;
-        /** The walk's sum of log-sigmoid triple scores: the log-probability that all its triples are relevant. */
-        public double score;
-        public String answer;
-        /** [head, relation, tail] of each step, from the topic entity outwards (a step may go against a triple). */
-        public List<List<String>> triplets;
-        public List<Double> tripletScores;
-        /** 1-based rank of the relation chain the walk follows (rankBy 'chain'); 1 for every walk otherwise. */
-        public long chainRank;
-        /** The chain's steps, each 'relation>' (head to tail) or 'relation<' (tail to head). */
-        public List<String> chain;
-        /** The chain's score (sum over steps of log mean sigmoid); the walk's own score with rankBy 'walk'. */
-        public double chainScore;
-
-        public WalkRow(long rank, double score, String answer, List<List<String>> triplets, List<Double> tripletScores,
-                       long chainRank, List<String> chain, double chainScore) {
-            this.rank = rank;
-            this.score = score;
-            this.answer = answer;
-            this.triplets = triplets;
-            this.tripletScores = tripletScores;
-            this.chainRank = chainRank;
-            this.chain = chain;
-            this.chainScore = chainScore;
-        }
+    /**
+     * One row of {@code kgqa.subgraphrag.walks}: an end entity's best walk.
+     *
+     * @param rank       1-based: 1 is the best walk
+     * @param score      the walk's sum of log-sigmoid triple scores: the log-probability that all its triples
+     *                   are relevant
+     * @param triplets   [head, relation, tail] of each step, from the topic entity outwards (a step may go
+     *                   against a triple)
+     * @param chainRank  1-based rank of the relation chain the walk follows (rankBy 'chain'); 1 for every walk
+     *                   otherwise
+     * @param chain      the chain's steps, each 'relation>' (head to tail) or 'relation<' (tail to head)
+     * @param chainScore the chain's score (sum over steps of log mean sigmoid); the walk's own score with rankBy
+     *                   'walk'
+     */
+    public record WalkRow(long rank, double score, String answer, List<List<String>> triplets,
+                          List<Double> tripletScores, long chainRank, List<String> chain, double chainScore) {
     }
 
     @Procedure(name = "kgqa.subgraphrag.walks", mode = Mode.READ)
@@ -226,15 +185,8 @@ public class SubgraphRagProcedures {
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
         Options options = new Options(config, "config", WALK_KEYS);
-        String rankBy = options.string("rankBy", "chain");
-        if (!WALK_RANKINGS.contains(rankBy)) {
-            throw new BadArgumentException("config.rankBy must be 'chain' or 'walk', got '" + rankBy + "'");
-        }
-        Scored scored = new QuestionScorer(tx, log).score(ScoringConfig.of(tx, question, options));
-        if (scored == null) {
-            return Stream.empty();
-        }
-        return (rankBy.equals("walk") ? ScoredRows.walks(scored) : ScoredRows.chainWalks(scored)).stream();
+        boolean byWalk = options.either("rankBy", "chain", "walk").equals("walk");
+        return rows(scored(question, options), byWalk ? ScoredRows::walks : ScoredRows::chainWalks);
     }
 
     @Procedure(name = "kgqa.subgraphrag.cosine", mode = Mode.READ)
@@ -264,6 +216,16 @@ public class SubgraphRagProcedures {
         List<Node> topics = TopicEntities.byIds(tx, kgName, topicIds);
         Scored scored = new CosineScoring(tx, log).score(kgName, topics, question, k, hops, maxCandidates,
                 failOnTruncation, cacheEmbeddings);
-        return scored == null ? Stream.empty() : ScoredRows.top(scored).stream();
+        return rows(scored, ScoredRows::top);
+    }
+
+    /** The question's candidates scored by its trained model (retrieve, walks); null when they are none. */
+    private Scored scored(String question, Options options) {
+        return new QuestionScorer(tx, log).score(ScoringConfig.of(tx, question, options));
+    }
+
+    /** No rows for a question whose topic entities have no triple, rather than an error. */
+    private static <T> Stream<T> rows(Scored scored, Function<Scored, List<T>> rows) {
+        return scored == null ? Stream.empty() : rows.apply(scored).stream();
     }
 }

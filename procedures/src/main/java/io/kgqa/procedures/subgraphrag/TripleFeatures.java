@@ -13,19 +13,10 @@ import org.neo4j.logging.Log;
  * The scorer's input for a question's candidates: each triple's {@code [z_q ‖ z_head ‖ z_rel ‖ z_tail ‖ code_head ‖
  * code_tail (‖ z_q ⊙ z_rel)]} row (see {@link ScorerModel}), or, for a model with parts.onnx, each entity's and
  * relation's row once. The rows are written as the model reads them, never all held at once.
+ *
+ * @param log where the count of entities without an embedding goes; may be null
  */
-final class TripleFeatures {
-
-    private final Transaction tx;
-    private final Log log;
-    private final String kg;
-
-    /** @param log where the count of entities without an embedding goes; may be null */
-    TripleFeatures(Transaction tx, Log log, String kg) {
-        this.tx = tx;
-        this.log = log;
-        this.kg = kg;
-    }
+record TripleFeatures(Transaction tx, Log log, String kg) {
 
     /** The score of every candidate triple, in the subgraph's order. */
     float[] score(ScorerModel model, CandidateSubgraph subgraph, float[] question, boolean includeSeed,

@@ -20,23 +20,13 @@ import org.neo4j.procedure.UserFunction;
  */
 public class TripletProcedures {
 
-    /** One output row of {@code kgqa.triplets.dedupOrder}. Public fields: Neo4j maps them to YIELD columns. */
-    public static class OrderedTriplet {
-        public String head;
-        public String relation;
-        public String tail;
-        /** BFS hops from the nearest topic entity; null when the triplet is not connected to any. */
-        public Long distance;
-        /** 0-based rank in the output. */
-        public long position;
-
-        public OrderedTriplet(String head, String relation, String tail, Long distance, long position) {
-            this.head = head;
-            this.relation = relation;
-            this.tail = tail;
-            this.distance = distance;
-            this.position = position;
-        }
+    /**
+     * One output row of {@code kgqa.triplets.dedupOrder}. Record components: Neo4j maps them to YIELD columns.
+     *
+     * @param distance BFS hops from the nearest topic entity; null when the triplet is not connected to any
+     * @param position 0-based rank in the output
+     */
+    public record OrderedTriplet(String head, String relation, String tail, Long distance, long position) {
     }
 
     @Procedure(name = "kgqa.triplets.dedupOrder", mode = Mode.READ)

@@ -105,6 +105,19 @@ public final class Options {
         throw new BadArgumentException(where(key) + " must be a non-empty string, got " + describe(value));
     }
 
+    /**
+     * {@code first} or {@code second}, {@code first} when absent: the words that pick one of two ways a procedure
+     * works.
+     */
+    public String either(String key, String first, String second) {
+        String value = string(key, first);
+        if (!value.equals(first) && !value.equals(second)) {
+            throw new BadArgumentException(where(key) + " must be '" + first + "' or '" + second + "', got '"
+                    + value + "'");
+        }
+        return value;
+    }
+
     /** A list of non-blank strings; null when absent. A single string is accepted as a one-element list. */
     public List<String> strings(String key) {
         Object value = values.get(key);
