@@ -56,6 +56,7 @@ HOW_LINKED = {
     "fulltext": "the span is the name up to case, accents or punctuation",
     "fuzzy": "the span is the name with a typo or two",
     "head": "the name without the words many names share",
+    "distinctive": "a part of the name no other name has",
     "partial": "a person named by the last word of the name",
     "initials": "the initials of the name",
     "vector": "the nearest name by meaning (nothing matched by spelling)",

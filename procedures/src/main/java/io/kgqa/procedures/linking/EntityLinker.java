@@ -137,6 +137,7 @@ public final class EntityLinker {
                 add(candidates, c);
             }
         }
+        HitAlignment.dropPartsThatAreNames(candidates.values());
         for (Candidate c : index.initials(tokens, content, hasCase, learned())) {
             add(candidates, c);
         }

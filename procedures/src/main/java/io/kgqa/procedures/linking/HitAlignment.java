@@ -70,6 +70,7 @@ final class HitAlignment {
             }
         }
         List<Candidate> out = new ArrayList<>();
+        List<String> spacedNames = hits.stream().map(h -> " " + LinkText.normalize(h.name()) + " ").toList();
         for (Hit hit : hits) {
             String spacedTarget = LinkText.normalize(hit.name());
             String target = spacedTarget.replace(" ", "");
@@ -110,6 +111,11 @@ final class HitAlignment {
                 }
                 if (bestWindow == null) {
                     Candidate head = head(hit, spacedTarget, windows, common);
+                    if (head == null) {
+                        // a part no other name has, before a surname alone: it is spelt exactly, where a
+                        // surname may be misspelt (this order linked more topics first on the tune questions)
+                        head = distinctive(hit, spacedTarget, windows, tokens, spacedNames, common, english);
+                    }
                     Candidate partial = head == null ? partial(hit, spacedTarget, tokens) : head;
                     // a common word typed in lower case is that word: "the lead singer" is not Bryan Singer
                     if (partial != null && !("partial".equals(partial.how) && LinkText.typedCommon(tokens.get(partial.start),
@@ -156,6 +162,70 @@ final class HitAlignment {
         return new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), "head",
                 LinkScoring.HEAD_MATCH, hit.degree(), hit.types());
     }
+
+    /**
+     * A name said by a part no other name shares: "Facebook" for "Facebook, Inc.", "Verizon" for "Verizon
+     * Communications", "red sox" for "Boston Red Sox". The part is the longest run of the name's words that a
+     * span of the question says, that holds a word few of the KG's names have (so that the full-text hits,
+     * which are every name with the question's words, show all its other holders), and that no other hit's
+     * name contains. A common English word typed in lower case is that word, not a name. Null when no part
+     * does.
+     */
+    static Candidate distinctive(Hit hit, String spacedTarget, Map<String, Window> windows, List<Token> tokens,
+                                 List<String> spacedNames, Predicate<String> common, Predicate<String> english) {
+        List<String> words = LinkText.split(spacedTarget);
+        String own = " " + spacedTarget + " ";
+        for (int length = words.size() - 1; length >= 1; length--) {
+            for (int a = 0; a + length <= words.size(); a++) {
+                List<String> run = words.subList(a, a + length);
+                // a part starts and ends on words of its own: "of Belle" is not a part of "The Magic of Belle Isle"
+                if (LinkText.MINOR.contains(run.get(0)) || LinkText.MINOR.contains(run.get(run.size() - 1))) {
+                    continue;
+                }
+                boolean rare = run.stream().anyMatch(w -> w.length() >= MIN_DISTINCTIVE_LETTERS && !common.test(w)
+                        && !LinkText.MINOR.contains(w) && !LinkText.isDigits(w));
+                if (!rare) {
+                    continue;
+                }
+                String spaced = String.join(" ", run);
+                Window found = windows.get(String.join("", run));
+                if (found == null || !found.spaced().equals(spaced)) {
+                    continue;
+                }
+                if (found.end() - found.start() == 1 && LinkText.typedCommon(tokens.get(found.start()), english)) {
+                    continue;
+                }
+                String part = " " + spaced + " ";
+                boolean shared = spacedNames.stream().anyMatch(n -> !n.equals(own) && n.contains(part));
+                if (!shared) {
+                    return new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), "distinctive",
+                            LinkScoring.DISTINCTIVE_MATCH, hit.degree(), hit.types());
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A part of a name is not distinctive when another entity is named by those very words ("Belle" is a film
+     * of its own, besides "The Magic of Belle Isle"): such parts are dropped. The full-text hits need not hold
+     * that entity (the exact lookup found it), so this is checked on every candidate found.
+     */
+    static void dropPartsThatAreNames(java.util.Collection<Candidate> candidates) {
+        Set<List<Integer>> named = new HashSet<>();
+        for (Candidate c : candidates) {
+            if (WHOLE_NAME.contains(c.how)) {
+                named.add(List.of(c.start, c.end));
+            }
+        }
+        candidates.removeIf(c -> "distinctive".equals(c.how) && named.contains(List.of(c.start, c.end)));
+    }
+
+    /** How a candidate's span says its entity's whole name (spelt, cased or inflected otherwise). */
+    private static final Set<String> WHOLE_NAME = Set.of("exact", "singular", "fulltext", "fuzzy");
+
+    /** Letters a word needs to pick a name out alone: shorter ones ("al", "de") belong to too many. */
+    static final int MIN_DISTINCTIVE_LETTERS = 3;
 
     /**
      * A person named by the last word of their name, possibly misspelt ("Herzog", "Hitchcok"): the hit's name

@@ -37,6 +37,8 @@ final class LinkScoring {
     static final double PARTIAL_EXTRA_WORD = 0.06;
     /** A name said without the words many of the KG's names share ("Microsoft" for "Microsoft Corporation"). */
     static final double HEAD_MATCH = 0.9;
+    /** A name said by a part of it no other name shares ("Verizon" for "Verizon Communications"). */
+    static final double DISTINCTIVE_MATCH = 0.85;
     /** A name typed as its initials ("USA"). */
     static final double INITIALS_MATCH = 0.9;
     /** A vector neighbour, times its cosine: a near-identical embedding is weaker evidence than any spelling. */
@@ -111,7 +113,7 @@ final class LinkScoring {
             }
         }
         // a name said by its head counts the words said: "Germany" is not the longer "Germany national team"
-        int nameWords = "head".equals(c.how) ? Math.max(c.end - c.start, 1)
+        int nameWords = saidByPart(c) ? Math.max(c.end - c.start, 1)
                 : Math.max(LinkText.split(LinkText.normalize(c.name)).size(), 1);
         // Longer names are less likely to be accidental: saturating in characters and in words.
         double weight = contentChars + STOP_CHAR_WEIGHT * stopChars;
@@ -144,7 +146,7 @@ final class LinkScoring {
         // A name said without its common words ("Microsoft") only when typed as a name: an ordinary word
         // ("just curious") is not "Curious George". A question typed all in lower case cannot show it ("where
         // are facebook headquarters"), so there it counts less.
-        if ("head".equals(c.how) && !capitalised) {
+        if (saidByPart(c) && !capitalised) {
             score = hasCase ? 0 : score * HEAD_IN_LOWER_CASE;
         }
         for (int k : new int[] {c.start - 1, c.end}) {
@@ -241,6 +243,11 @@ final class LinkScoring {
             }
         }
         return true;
+    }
+
+    /** A name said by a part of it: without its common words, or by a part no other name has. */
+    static boolean saidByPart(Candidate c) {
+        return "head".equals(c.how) || "distinctive".equals(c.how);
     }
 
     /** Whether token {@code k} exists, is not the first of the question, and starts with a capital. */

@@ -223,8 +223,8 @@ class EntityLinkerTest {
     void aCommonWordTypedInLowerCaseIsThatWordNotAName() {
         Set<String> english = Set.of("singer", "movie", "the", "of", "lead");
         List<LinkText.Token> singer = LinkText.tokens("where was the lead singer of aerosmith born");
-        // without the common words, "singer" is a surname said alone
-        assertEquals(List.of("partial"), HitAlignment.align(List.of(hit("Bryan Singer")), singer).stream()
+        // without the common words, "singer" is a part of a name no other name has (a surname said alone)
+        assertEquals(List.of("distinctive"), HitAlignment.align(List.of(hit("Bryan Singer")), singer).stream()
                 .map(c -> c.how).toList());
         assertEquals(List.of(), HitAlignment.align(List.of(hit("Bryan Singer")), singer, w -> false,
                 english::contains));

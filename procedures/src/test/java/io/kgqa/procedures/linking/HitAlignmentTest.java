@@ -39,6 +39,35 @@ class HitAlignmentTest {
     }
 
     @Test
+    void aNameIsSaidByAPartNoOtherNameHas() {
+        List<HitAlignment.Hit> hits = List.of(hit("Verizon Communications"), hit("Boston Red Sox"),
+                hit("Chicago White Sox"), hit("The Magic of Belle Isle"));
+        List<Candidate> verizon = HitAlignment.align(hits, LinkText.tokens("what company did verizon used to be"),
+                w -> false, w -> false);
+        assertEquals(List.of("Verizon Communications|distinctive|3"),
+                verizon.stream().map(c -> c.name + "|" + c.how + "|" + c.start).toList());
+        assertEquals(LinkScoring.DISTINCTIVE_MATCH, verizon.get(0).match);
+        // two words no other name has together, though another has one of them
+        List<Candidate> sox = HitAlignment.align(hits, LinkText.tokens("when did the red sox win"), w -> false,
+                w -> false);
+        assertEquals(List.of("Boston Red Sox|distinctive|3"),
+                sox.stream().map(c -> c.name + "|" + c.how + "|" + c.start).toList());
+        // a word two names share picks out neither; a common English word typed in lower case is that word
+        assertEquals(List.of(), HitAlignment.align(hits, LinkText.tokens("who plays in sox"), w -> false, w -> false));
+        assertEquals(List.of(), HitAlignment.align(hits, LinkText.tokens("what is magic"), w -> false,
+                w -> w.equals("magic")));
+        // a part begins and ends on words of its own, not on "of"
+        List<Candidate> belle = HitAlignment.align(hits, LinkText.tokens("who wrote Belle"), w -> false, w -> false);
+        assertEquals(List.of(2, 3), List.of(belle.get(0).start, belle.get(0).end));
+        // ... and is no part when another entity is named by those words: then the name is that entity's
+        Candidate film = new Candidate(null, "Belle", "Belle", 2, 3, "exact", 1.0, 1, List.of());
+        List<Candidate> found = new java.util.ArrayList<>(belle);
+        found.add(film);
+        HitAlignment.dropPartsThatAreNames(found);
+        assertEquals(List.of(film), found);
+    }
+
+    @Test
     void aSurnameSaidAloneNamesAPersonLikeName() {
         Candidate herzog = partial("Werner Herzog", "films by Herzog");
         assertEquals("partial", herzog.how);
