@@ -1,9 +1,9 @@
 """Package discovery for the one ``kgqa`` import namespace (the static metadata is in pyproject.toml).
 
-Every top-level folder of the repository that is a Python package (it has an ``__init__.py``; ``tests``
-aside) is ``kgqa.<folder>``, with all its subpackages. A folder inside one that holds only data (the Cypher
-templates, the web page's assets) is a data package, shipped whole. Nothing is listed by hand, so a new module
-or folder cannot be left out of the wheel.
+Every top-level folder of the repository that is a Python package (it has an ``__init__.py``; ``tests`` and
+``bench``, the measurements, aside) is ``kgqa.<folder>``, with all its subpackages. A folder inside one that
+holds only data (the Cypher templates, the web page's assets) is a data package, shipped whole. Nothing is
+listed by hand, so a new module or folder cannot be left out of the wheel.
 
 The server's sources (``docker/server-assembly`` and ``procedures/``, which Maven builds at the first
 ``kgqa server start``) and the local LLM's installer (``scripts/install-llm``) ship as data files under
@@ -16,7 +16,7 @@ from pathlib import Path
 from setuptools import find_namespace_packages, setup
 
 ROOT = Path(__file__).resolve().parent
-NOT_SHIPPED = {"tests"}
+NOT_SHIPPED = {"tests", "bench"}
 CACHES = ["__pycache__", "*.__pycache__"]
 
 package_dir: dict[str, str] = {}

@@ -1,6 +1,6 @@
 """Evaluation: benchmark readers, pure KGQA metrics, the resumable runner, reports and charts.
 
-``kgqa eval`` calls :func:`kgqa.evaluation.runner.run_eval`; ``bench/benchmarks_report.py`` writes
+``kgqa eval`` calls :func:`kgqa.evaluation.runner.run_eval`; ``bench/report.py`` writes
 BENCHMARKS.md from the reports and the other result files that ``bench/report.toml`` lists (``--run`` runs its
 MetaQA evals first).
 """

@@ -3,7 +3,7 @@
 A static model is one vector per vocabulary token; a text's embedding is the mean of its tokens' rows,
 L2-normalised. Embedding is then a tokenisation and a table lookup, with no transformer, which is what
 makes a million entity names take seconds instead of most of an hour. The price is context: "the godfather"
-is the mean of "the" and "godfather" (bench/embedding_fast_path.py measures what that costs on MetaQA).
+is the mean of "the" and "godfather" (bench/embedding/fast_path.py measures what that costs on MetaQA).
 
 Distillation (``model2vec.distill``) runs every token of the packaged model's vocabulary through the
 transformer once (about 2 minutes on 2 cores), keeps 384 dimensions (PCA without reduction, so the vector

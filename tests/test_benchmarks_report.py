@@ -1,18 +1,16 @@
-"""bench/benchmarks_report.py: BENCHMARKS.md from the result files, no server. Tables are copied as they are,
+"""bench/report.py: BENCHMARKS.md from the result files, no server. Tables are copied as they are,
 commands recorded without their flags get them back, and every input report.toml names is found."""
 
 from __future__ import annotations
 
-import sys
 import tomllib
 from pathlib import Path
 
+from bench import report
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
 
-import benchmarks_report as report  # noqa: E402  (bench/ is not a package)
-
-MARKDOWN = """`python bench/soak.py --methods sgrag --clients 4`
+MARKDOWN = """`python -m bench.serve.soak --methods sgrag --clients 4`
 
 | first | n |
 |---|---:|
@@ -50,11 +48,11 @@ def test_a_table_is_copied_verbatim_from_under_its_heading(tmp_path: Path) -> No
 def test_the_command_is_the_first_line_in_backticks(tmp_path: Path) -> None:
     path = tmp_path / "result.md"
     path.write_text(MARKDOWN, encoding="utf-8")
-    assert report.first_command(path) == "python bench/soak.py --methods sgrag --clients 4"
+    assert report.first_command(path) == "python -m bench.serve.soak --methods sgrag --clients 4"
 
 
 def test_a_recorded_command_gets_back_the_flags_its_script_left_out() -> None:
-    command = "python bench/questions_answers.py --set s.jsonl --methods auto --part all"
+    command = "python -m bench.accuracy.questions_answers --set s.jsonl --methods auto --part all"
     assert (
         report.with_flags(command, {"--kg": "fb15k", "--out": "x.json"})
         == command + " --kg fb15k --out x.json"

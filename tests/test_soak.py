@@ -4,7 +4,7 @@ retry window, and the clients answer again by themselves once the server is back
 
 The server is a private managed one (its own home and port) holding the project's small movie KG, so the
 shared test server is never restarted under the other tests. SimGRAG needs no trained model, so the home
-needs nothing but the load. bench/soak.py runs the full-size soaks on MetaQA.
+needs nothing but the load. bench/serve/soak.py runs the full-size soaks on MetaQA.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Build the fact-verification claim set (metaqa_claims.jsonl) for ``kgqa verify`` from the MetaQA KB.
 
-    python bench/questions/build_claims.py [--seed 20261124] [--per-label 50]
+    python -m bench.questions.build_claims [--seed 20261124] [--per-label 50]
 
 No FactKG data exists offline, so the claims are made from the KB (``kb_dedup.txt``, never a QA split):
 
@@ -24,8 +24,7 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_freeform import KB, KB_PATH  # noqa: E402
+from bench.questions.build_freeform import KB, KB_PATH
 
 HERE = Path(__file__).resolve().parent
 OUT_PATH = HERE / "metaqa_claims.jsonl"

@@ -2,15 +2,15 @@
 
 Three sub-commands, all reading the MetaQA KB (``kb_dedup.txt``, never a QA split):
 
-    python bench/questions/build_freeform.py sample [--seed 20250611] [--out /tmp/ff_candidates.txt]
+    python -m bench.questions.build_freeform sample [--seed 20250611] [--out /tmp/ff_candidates.txt]
         Samples candidate topic entities with a fixed seed (uniform and degree-weighted movies and people,
         titles with punctuation / accents / common-word titles, people whose name is also a tag, years) and
         lists, for each, the relation paths whose answer set has 1..30 entities. A human writes the questions.
 
-    python bench/questions/build_freeform.py probe "Topic" directed_by:out directed_by:in [...]
+    python -m bench.questions.build_freeform probe "Topic" directed_by:out directed_by:in [...]
         Prints the answers of one walk (a quick check while writing).
 
-    python bench/questions/build_freeform.py build [--src ...] [--out ...] [--strict]
+    python -m bench.questions.build_freeform build [--src ...] [--out ...] [--strict]
         Validates metaqa_freeform.src.jsonl (exact KB topic names, relation paths, kinds, noise labels),
         computes ``answers`` by walking the KB, drops (and reports) questions whose answer set is empty or has
         more than 30 entities, assigns ``part`` (40% held out, seeded, stratified by kind) and writes

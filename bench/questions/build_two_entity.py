@@ -1,6 +1,6 @@
 """Build the two-entity MetaQA question set (metaqa_two_entity.jsonl): questions that name two entities.
 
-    python bench/questions/build_two_entity.py [--seed 20261123] [--per-kind 20] [--out ...]
+    python -m bench.questions.build_two_entity [--seed 20261123] [--per-kind 20] [--out ...]
 
 How the set is made (read only the MetaQA KB, ``kb_dedup.txt``, never a QA split):
 
@@ -23,8 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_freeform import KB, KB_PATH, MAX_ANSWERS, answers_for  # noqa: E402
+from bench.questions.build_freeform import KB, KB_PATH, MAX_ANSWERS, answers_for
 
 HERE = Path(__file__).resolve().parent
 OUT_PATH = HERE / "metaqa_two_entity.jsonl"

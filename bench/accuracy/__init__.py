@@ -1,0 +1,1 @@
+"""Answer accuracy: our question sets, auto's route, a method's stages or chains, claim verification."""

@@ -1,0 +1,76 @@
+"""How well a KG's question-to-path scorer picks the chain of people's questions, against frozen MiniLM.
+
+    python -m bench.accuracy.path_scorer_chains --kg fb15k --set bench/questions/fb15k_freeform.jsonl \\
+        --part tune
+
+For each question of the set (its topic given, masked where the linker finds it), every chain of one or two
+steps walkable from the topic is ranked: by the KG's fine-tuned scorer, and by the stock all-MiniLM-L6-v2
+encoder (the same texts, not fine-tuned). Reports, per kind of question, the share whose first chain is the
+set's own chain (*chain@1*) and whose first chain reaches a gold answer (*reaches@1*). Read the held-out
+part; tune on the tune part only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from kgqa.core.relation_text import chain_text
+from kgqa.graph.connection import open_driver
+from kgqa.graph.walkable import walkable_chains
+from kgqa.models import kg_models
+from kgqa.models.encoder import OnnxEncoder
+from kgqa.models.path_scorer import PathScorer, scorer_query
+from kgqa.retrieve.linking import link_entities
+from rich.progress import track
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kg", required=True)
+    parser.add_argument("--set", type=Path, required=True)
+    parser.add_argument("--part", default="tune", choices=["tune", "heldout", "all"])
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.set.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if args.part == "all" or r["part"] == args.part]
+    directory = kg_models.part_dir(args.kg, "path_scorer")
+    if not kg_models.part_installed(args.kg, "path_scorer"):
+        raise SystemExit(f"KG {args.kg!r} has no path scorer: kgqa train all --kg {args.kg}")
+    scorer = PathScorer(directory)
+    stock = OnnxEncoder()
+    tally: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with open_driver() as driver:
+        for row in track(rows, description="ranking chains", transient=True):
+            walkable = walkable_chains(driver, args.kg, row["topic_ids"], row["answer_ids"])
+            if not walkable:
+                continue
+            chains = [w.chain for w in walkable]
+            gold = tuple((r, w) for r, w in row["relation_path"]) if row.get("relation_path") else None
+            # the words the linker found the topic in (a typo included), else the set's names for it
+            linked = link_entities(driver, row["question"], args.kg)
+            spans = [e.span for e in linked if e.id in row["topic_ids"] and e.span] or row.get("topics", [])
+            ranked = scorer.rank(row["question"], spans, chains)
+            query = stock.embed_one(scorer_query(row["question"], spans))
+            frozen = chains[int(np.argmax(stock.embed([chain_text(c) for c in chains]) @ query))]
+            reaches = {w.chain for w in walkable if w.hits}
+            for kind in (row["kind"], "all"):
+                tune: dict[str, Any] = tally[kind]
+                tune["chain@1 scorer"].append(float(ranked[0][0] == gold))
+                tune["chain@1 frozen"].append(float(frozen == gold))
+                tune["reaches@1 scorer"].append(float(ranked[0][0] in reaches))
+                tune["reaches@1 frozen"].append(float(frozen in reaches))
+    columns = ["chain@1 frozen", "chain@1 scorer", "reaches@1 frozen", "reaches@1 scorer"]
+    print(f"# Chain ranking on `{args.set.name}` ({args.part}), KG `{args.kg}`\n")
+    print("| kind | questions | " + " | ".join(columns) + " |")
+    print("|---|---:|" + "---:|" * len(columns))
+    for kind, figures in sorted(tally.items()):
+        n = len(figures[columns[0]])
+        print(f"| {kind} | {n} | " + " | ".join(f"{np.mean(figures[c]):.3f}" for c in columns) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Encoders and vector writes: the static encoder, building the ONNX encoder, writing vectors."""

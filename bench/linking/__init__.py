@@ -1,0 +1,1 @@
+"""Entity linking: the topic entities found in a question, and how fast."""

@@ -1,0 +1,1 @@
+"""Load throughput, online and bulk, and the synthetic Freebase-shaped KG the bulk loads read."""

@@ -1,0 +1,1 @@
+"""Concurrent clients, in-process and over HTTP, and `kgqa serve`'s memory."""

@@ -1,0 +1,1 @@
+"""Training on a GPU."""
