@@ -222,6 +222,28 @@ final class LinkScoring {
         return named;
     }
 
+    /**
+     * The chosen links with one on a role said before "of" and another link ("the president of pakistan",
+     * "the composer of home alone") moved behind that other: in English the words before "of" name what is
+     * asked of the name after it. Typed capitalised, it may be a name itself, and is left in place; it stays
+     * linked either way.
+     */
+    static List<Candidate> roleOfNameLast(List<Candidate> chosen, List<Token> tokens) {
+        List<Candidate> roles = new ArrayList<>();
+        List<Candidate> named = new ArrayList<>();
+        for (Candidate c : chosen) {
+            int after = c.end;
+            boolean beforeOf = after < tokens.size() && "of".equals(tokens.get(after).norm());
+            boolean nameAfter = beforeOf && chosen.stream().anyMatch(o -> o != c && o.start > after);
+            (nameAfter && !c.capitalised ? roles : named).add(c);
+        }
+        if (roles.isEmpty() || named.isEmpty()) {
+            return chosen;
+        }
+        named.addAll(roles);
+        return named;
+    }
+
     /** Where the words a leading "what" or "which" asks for start; -1 when the question has no such word. */
     static int askedKindStart(List<Token> tokens) {
         for (int k = 0; k < Math.min(2, tokens.size()); k++) {

@@ -94,7 +94,7 @@ final class SpanResolver {
             seen.add(c.id);
             spans += twin ? 0 : 1;
         }
-        chosen = LinkScoring.askedKindLast(Qualifiers.apply(chosen), tokens);
+        chosen = LinkScoring.roleOfNameLast(LinkScoring.askedKindLast(Qualifiers.apply(chosen), tokens), tokens);
         List<Link> links = new ArrayList<>(chosen.size());
         for (Candidate c : chosen) {
             links.add(new Link(c.node, c.id, c.name, round(Math.min(c.score, 1.0), REPORTED_DECIMALS), c.how,

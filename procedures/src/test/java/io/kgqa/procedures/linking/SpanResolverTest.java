@@ -113,4 +113,24 @@ class SpanResolverTest {
         assertEquals(List.of("airport", "toronto"),
                 ids(SpanResolver.resolve(List.of(laterAirport, first), later, 3)));
     }
+
+    @Test
+    void aRoleSaidBeforeOfGoesBehindTheNameAfterItAndStaysLinked() {
+        List<LinkText.Token> tokens = LinkText.tokens("who was the president of pakistan in 1980");
+        Candidate president = scored("president", "President", 3, 4, "exact", 0.72, 1);
+        Candidate pakistan = scored("pakistan", "Pakistan", 5, 6, "exact", 0.70, 1);
+        assertEquals(List.of("pakistan", "president"),
+                ids(SpanResolver.resolve(List.of(president, pakistan), tokens, 3)));
+        // alone, it is the topic; with no name after "of", the score decides
+        assertEquals(List.of("president"), ids(SpanResolver.resolve(List.of(president), tokens, 3)));
+        List<LinkText.Token> before = LinkText.tokens("pakistan had which president of note");
+        Candidate first = scored("pakistan", "Pakistan", 0, 1, "exact", 0.70, 1);
+        Candidate role = scored("president", "President", 3, 4, "exact", 0.72, 1);
+        assertEquals(List.of("president", "pakistan"),
+                ids(SpanResolver.resolve(List.of(first, role), before, 3)));
+        // typed as a name ("The Lord of the Rings" style), it keeps its place
+        president.capitalised = true;
+        assertEquals(List.of("president", "pakistan"),
+                ids(SpanResolver.resolve(List.of(president, pakistan), tokens, 3)));
+    }
 }
