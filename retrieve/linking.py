@@ -57,6 +57,8 @@ HOW_LINKED = {
     "fuzzy": "the span is the name with a typo or two",
     "head": "the name without the words many names share",
     "distinctive": "a part of the name no other name has",
+    "prefix": "the first words of a name far better connected than the others that start so",
+    "derived": 'the word for its people or language ("russian" for Russia), which the KG vouches for',
     "partial": "a person named by the last word of the name",
     "initials": "the initials of the name",
     "vector": "the nearest name by meaning (nothing matched by spelling)",

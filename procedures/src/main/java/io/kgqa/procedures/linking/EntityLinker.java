@@ -141,6 +141,9 @@ public final class EntityLinker {
         for (Candidate c : index.initials(tokens, content, hasCase, learned())) {
             add(candidates, c);
         }
+        for (Candidate c : index.derived(tokens, content)) {
+            add(candidates, c);
+        }
         Set<String> cues = LinkText.stems(tokens.stream().map(Token::norm).toList());
         double best = 0;
         for (Candidate c : candidates.values()) {

@@ -116,6 +116,9 @@ final class HitAlignment {
                         // surname may be misspelt (this order linked more topics first on the tune questions)
                         head = distinctive(hit, spacedTarget, windows, tokens, spacedNames, common, english);
                     }
+                    if (head == null) {
+                        head = famousPrefix(hit, spacedTarget, windows, tokens, hits, spacedNames, english);
+                    }
                     Candidate partial = head == null ? partial(hit, spacedTarget, tokens) : head;
                     // a common word typed in lower case is that word: "the lead singer" is not Bryan Singer
                     if (partial != null && !("partial".equals(partial.how) && LinkText.typedCommon(tokens.get(partial.start),
@@ -207,6 +210,50 @@ final class HitAlignment {
     }
 
     /**
+     * A name said by its first words, which other names share, when it is by far the best connected of those
+     * that have them: "united states" for "United States of America" (8,641 facts, the next "United States
+     * Dollar" 4,749), "denmark" for "Denmark-GB" beside "Denmark national football team". People shorten a
+     * famous name so; a rarer holder needs the rest of its name. The entity must have at least
+     * {@link #FAME_MARGIN} times the relationships of every other hit that holds those words, and be a value
+     * many entities share ({@link SpanResolver#SHARED_VALUE_DEGREE}). Null when no first words are so said.
+     */
+    static Candidate famousPrefix(Hit hit, String spacedTarget, Map<String, Window> windows, List<Token> tokens,
+                                  List<Hit> hits, List<String> spacedNames, Predicate<String> english) {
+        if (hit.degree() < SpanResolver.SHARED_VALUE_DEGREE) {
+            return null;
+        }
+        List<String> words = LinkText.split(spacedTarget);
+        String own = " " + spacedTarget + " ";
+        for (int length = words.size() - 1; length >= 1; length--) {
+            List<String> run = words.subList(0, length);
+            if (LinkText.MINOR.contains(run.get(0)) || LinkText.MINOR.contains(run.get(length - 1))) {
+                continue;
+            }
+            String spaced = String.join(" ", run);
+            Window found = windows.get(String.join("", run));
+            if (found == null || !found.spaced().equals(spaced)
+                    || (found.end() - found.start() == 1 && LinkText.typedCommon(tokens.get(found.start()), english))) {
+                continue;
+            }
+            String part = " " + spaced + " ";
+            boolean famous = true;
+            for (int i = 0; i < hits.size() && famous; i++) {
+                String other = spacedNames.get(i);
+                famous = other.equals(own) || !other.contains(part)
+                        || hit.degree() >= FAME_MARGIN * hits.get(i).degree();
+            }
+            if (famous) {
+                return new Candidate(hit.node(), hit.id(), hit.name(), found.start(), found.end(), "prefix",
+                        LinkScoring.PREFIX_MATCH, hit.degree(), hit.types());
+            }
+        }
+        return null;
+    }
+
+    /** How many times the relationships of every other holder of its first words a famous name needs. */
+    static final double FAME_MARGIN = 1.5;
+
+    /**
      * A part of a name is not distinctive when another entity is named by those very words ("Belle" is a film
      * of its own, besides "The Magic of Belle Isle"): such parts are dropped. The full-text hits need not hold
      * that entity (the exact lookup found it), so this is checked on every candidate found.
@@ -218,7 +265,8 @@ final class HitAlignment {
                 named.add(List.of(c.start, c.end));
             }
         }
-        candidates.removeIf(c -> "distinctive".equals(c.how) && named.contains(List.of(c.start, c.end)));
+        candidates.removeIf(c -> ("distinctive".equals(c.how) || "prefix".equals(c.how))
+                && named.contains(List.of(c.start, c.end)));
     }
 
     /** How a candidate's span says its entity's whole name (spelt, cased or inflected otherwise). */

@@ -3,15 +3,18 @@ package io.kgqa.procedures.linking;
 import io.kgqa.procedures.linking.HitAlignment.Hit;
 import io.kgqa.procedures.linking.LinkText.Token;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.Relationship;
 import org.neo4j.graphdb.RelationshipType;
 import org.neo4j.graphdb.ResourceIterator;
 import org.neo4j.graphdb.Result;
@@ -155,6 +158,88 @@ final class IndexCandidates {
             }
         }
         return out;
+    }
+
+    // ----------------------------------------------------------------------------- derived words
+
+    /**
+     * Endings English adds to a place's name to say its people or its language: "russia"+"n", "japan"+"ese",
+     * "egypt"+"ian", "islam"+"ic", "iraq"+"i", "german"+"" ("germany" less its "y").
+     */
+    static final List<String> DERIVING_ENDINGS = List.of("ian", "ese", "an", "ic", "ish", "n", "i", "");
+    /** Letters a name drops before such an ending: "chin(a)ese", "mexic(o)an", "ital(y)ian", "german(y)". */
+    static final List<String> DROPPED_LETTERS = List.of("", "a", "o", "y", "e");
+    /** Letters a word needs before its derivation is looked up: shorter stems name too many things. */
+    static final int MIN_DERIVED_STEM = 4;
+    /** Relationships read from a derived entity to find a neighbour named with the word, at most. */
+    static final int MAX_DERIVED_READ = 5_000;
+
+    /**
+     * The place or faith a word is derived from ("russian" -> Russia, "chinese" -> China, "canadians" ->
+     * Canada, "islamic" -> Islam): each one-word content span, and its singular, less an ending of
+     * {@link #DERIVING_ENDINGS}, plus a letter of {@link #DROPPED_LETTERS}, looked up by exact (capitalised)
+     * name. The KG must vouch for the derivation, or "scottish" would be Scott: the entity has a neighbour
+     * whose name holds the word ("Russian Language" beside Russia), or so many facts that it is a value many
+     * entities share ({@link SpanResolver#SHARED_VALUE_DEGREE}: a country, a religion).
+     */
+    List<Candidate> derived(List<Token> tokens, boolean[] content) {
+        List<Candidate> out = new ArrayList<>();
+        for (int k = 0; k < tokens.size(); k++) {
+            String word = tokens.get(k).norm();
+            if (!content[k] || word.contains(" ") || LinkText.isDigits(word)) {
+                continue;
+            }
+            Set<String> forms = new LinkedHashSet<>(List.of(word));
+            forms.addAll(NameSimilarity.singulars(word));
+            Set<String> seen = new HashSet<>();
+            for (String form : forms) {
+                for (String ending : DERIVING_ENDINGS) {
+                    if (!form.endsWith(ending)) {
+                        continue;
+                    }
+                    String stem = form.substring(0, form.length() - ending.length());
+                    if (LinkText.length(stem) < MIN_DERIVED_STEM) {
+                        continue;
+                    }
+                    for (String letter : DROPPED_LETTERS) {
+                        String base = stem + letter;
+                        if (base.equals(form) || forms.contains(base) || !seen.add(base)) {
+                            continue;
+                        }
+                        String name = base.substring(0, 1).toUpperCase(Locale.ROOT) + base.substring(1);
+                        try (ResourceIterator<Node> nodes = tx.findNodes(ENTITY, "kg", kg, "name", name)) {
+                            while (nodes.hasNext()) {
+                                Node node = nodes.next();
+                                int degree = node.getDegree();
+                                if (degree >= SpanResolver.SHARED_VALUE_DEGREE || neighbourNamedWith(node, forms)) {
+                                    out.add(new Candidate(node, idOf(node), nameOf(node), k, k + 1, "derived",
+                                            LinkScoring.DERIVED_MATCH, degree, typesOf(node)));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether a neighbour's name holds one of {@code words} as a word ("Russian Language" for "russian"). */
+    private static boolean neighbourNamedWith(Node node, Set<String> words) {
+        int read = 0;
+        for (Relationship r : node.getRelationships()) {
+            if (++read > MAX_DERIVED_READ) {
+                return false;
+            }
+            if (r.getOtherNode(node).getProperty("name", null) instanceof String name) {
+                for (String w : LinkText.split(LinkText.normalize(name))) {
+                    if (words.contains(w)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     // ------------------------------------------------------------------------------- explicit names

@@ -39,6 +39,14 @@ final class LinkScoring {
     static final double HEAD_MATCH = 0.9;
     /** A name said by a part of it no other name shares ("Verizon" for "Verizon Communications"). */
     static final double DISTINCTIVE_MATCH = 0.85;
+    /** A famous name said by its first words, which rarer names share ("united states"): as a surname alone. */
+    static final double PREFIX_MATCH = 0.8;
+    /**
+     * A place or faith said by the word for its people or language ("canadians" for Canada): a step removed
+     * from the name, so a little below one said without its common words ("chinese" is "Chinese language"
+     * before China) and below any exact name ("Russian", where the KG has one); both stay linked.
+     */
+    static final double DERIVED_MATCH = 0.88;
     /** A name typed as its initials ("USA"). */
     static final double INITIALS_MATCH = 0.9;
     /** A vector neighbour, times its cosine: a near-identical embedding is weaker evidence than any spelling. */
@@ -267,9 +275,13 @@ final class LinkScoring {
         return true;
     }
 
-    /** A name said by a part of it: without its common words, or by a part no other name has. */
+    /**
+     * A name said by a part of it (without its common words, a part no other name has, the first words of a
+     * famous one) or by a word derived from it.
+     */
     static boolean saidByPart(Candidate c) {
-        return "head".equals(c.how) || "distinctive".equals(c.how);
+        return "head".equals(c.how) || "distinctive".equals(c.how) || "prefix".equals(c.how)
+                || "derived".equals(c.how);
     }
 
     /** Whether token {@code k} exists, is not the first of the question, and starts with a capital. */

@@ -68,6 +68,28 @@ class HitAlignmentTest {
     }
 
     @Test
+    void aFamousNameIsSaidByItsFirstWordsWhenFarBetterConnected() {
+        int value = SpanResolver.SHARED_VALUE_DEGREE;
+        HitAlignment.Hit country = new HitAlignment.Hit(null, "usa", "United States of America", 20 * value, List.of());
+        HitAlignment.Hit dollar = new HitAlignment.Hit(null, "usd", "United States Dollar", 10 * value, List.of());
+        HitAlignment.Hit navy = new HitAlignment.Hit(null, "navy", "United States Navy", value, List.of());
+        List<Candidate> found = HitAlignment.align(List.of(country, dollar, navy),
+                LinkText.tokens("what religion is practiced in the united states"), w -> false, w -> false);
+        assertEquals(List.of("United States of America|prefix|6|8"),
+                found.stream().map(c -> c.name + "|" + c.how + "|" + c.start + "|" + c.end).toList());
+        assertEquals(LinkScoring.PREFIX_MATCH, found.get(0).match);
+        // a holder within the margin makes the words ambiguous: nothing is said by them
+        HitAlignment.Hit rival = new HitAlignment.Hit(null, "us-army", "United States Army", 15 * value, List.of());
+        assertEquals(List.of(), HitAlignment.align(List.of(country, rival, navy),
+                LinkText.tokens("what religion is practiced in the united states"), w -> false, w -> false));
+        // a name few facts touch is not famous, however far ahead
+        HitAlignment.Hit small = new HitAlignment.Hit(null, "dk", "Denmark-GB", value - 1, List.of());
+        HitAlignment.Hit team = new HitAlignment.Hit(null, "dk-team", "Denmark national team", 1, List.of());
+        assertEquals(List.of(), HitAlignment.align(List.of(small, team), LinkText.tokens("what language do denmark"),
+                w -> false, w -> false).stream().filter(c -> "prefix".equals(c.how)).toList());
+    }
+
+    @Test
     void aSurnameSaidAloneNamesAPersonLikeName() {
         Candidate herzog = partial("Werner Herzog", "films by Herzog");
         assertEquals("partial", herzog.how);

@@ -242,6 +242,35 @@ class LinkingProceduresTest {
     }
 
     @Test
+    void aPlaceIsLinkedByTheWordForItsPeopleWhenTheKgVouchesForIt() {
+        neo4j.database().executeTransactionally("""
+                CREATE (:KG {name: 'nations', status: 'complete', loaded_at: datetime('2023-01-01T00:00:00Z')})
+                CREATE (canada:Entity {kg: 'nations', id: 'canada', name: 'Canada'})
+                CREATE (canada)-[:currency]->(:Entity {kg: 'nations', id: 'cad', name: 'Canadian dollar'})
+                CREATE (china:Entity {kg: 'nations', id: 'china', name: 'China'})
+                CREATE (china)-[:official_language]->(:Entity {kg: 'nations', id: 'zh', name: 'Chinese language'})
+                CREATE (:Entity {kg: 'nations', id: 'scott', name: 'Scott'})-[:profession]->
+                    (:Entity {kg: 'nations', id: 'actor', name: 'Actor'})
+                """);
+        neo4j.database().executeTransactionally("CALL db.awaitIndexes(60)");
+        Map<String, Object> nations = Map.of("kg", "nations");
+        try {
+            // no entity is named "canadians": the word for its people says Canada, and a neighbour vouches
+            assertEquals(List.of("canada|derived|canadians"), link("what sports do canadians like", nations).stream()
+                    .map(r -> r.get("id") + "|" + r.get("how") + "|" + r.get("span")).toList());
+            // the language's own name, said without its common word, comes before the place derived from it
+            List<Object> chinese = link("what do chinese people speak", nations).stream().map(r -> r.get("id"))
+                    .toList();
+            assertTrue(chinese.contains("china"), chinese.toString());
+            // nothing beside Scott is named "scottish": a surname is no place, so nothing is derived
+            assertTrue(link("what do scottish people eat", nations).stream().noneMatch(r -> "scott".equals(r.get("id"))));
+        } finally {
+            neo4j.database().executeTransactionally("MATCH (n {kg: 'nations'}) DETACH DELETE n");
+            neo4j.database().executeTransactionally("MATCH (k:KG {name: 'nations'}) DELETE k");
+        }
+    }
+
+    @Test
     void linkingIsScopedToOneKg() {
         assertEquals(List.of(), linked("who directed Zardoz"));
         assertEquals(List.of("Zardoz|exact|Zardoz"), link("who directed Zardoz", Map.of("kg", "other")).stream()
