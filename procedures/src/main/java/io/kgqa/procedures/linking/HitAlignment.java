@@ -212,8 +212,9 @@ final class HitAlignment {
     /**
      * A name said by its first words, which other names share, when it is by far the best connected of those
      * that have them: "united states" for "United States of America" (8,641 facts, the next "United States
-     * Dollar" 4,749), "denmark" for "Denmark-GB" beside "Denmark national football team". People shorten a
-     * famous name so; a rarer holder needs the rest of its name. The entity must have at least
+     * Dollar" 4,749). People shorten a
+     * famous name so; a rarer holder needs the rest of its name. At least {@value #MIN_PREFIX_WORDS} words, not a
+     * year alone; the entity must have at least
      * {@link #FAME_MARGIN} times the relationships of every other hit that holds those words, and be a value
      * many entities share ({@link SpanResolver#SHARED_VALUE_DEGREE}). Null when no first words are so said.
      */
@@ -224,9 +225,11 @@ final class HitAlignment {
         }
         List<String> words = LinkText.split(spacedTarget);
         String own = " " + spacedTarget + " ";
-        for (int length = words.size() - 1; length >= 1; length--) {
+        // one word is too little: a first name ("nicole" of "Nicole Kidman" in "anna nicole smith"), a year
+        for (int length = words.size() - 1; length >= MIN_PREFIX_WORDS; length--) {
             List<String> run = words.subList(0, length);
-            if (LinkText.MINOR.contains(run.get(0)) || LinkText.MINOR.contains(run.get(length - 1))) {
+            if (LinkText.MINOR.contains(run.get(0)) || LinkText.MINOR.contains(run.get(length - 1))
+                    || run.stream().allMatch(LinkText::isDigits)) {
                 continue;
             }
             String spaced = String.join(" ", run);
@@ -250,6 +253,8 @@ final class HitAlignment {
         return null;
     }
 
+    /** Words a famous name must be said by at least. */
+    static final int MIN_PREFIX_WORDS = 2;
     /** How many times the relationships of every other holder of its first words a famous name needs. */
     static final double FAME_MARGIN = 1.5;
 

@@ -83,10 +83,16 @@ class HitAlignmentTest {
         assertEquals(List.of(), HitAlignment.align(List.of(country, rival, navy),
                 LinkText.tokens("what religion is practiced in the united states"), w -> false, w -> false));
         // a name few facts touch is not famous, however far ahead
-        HitAlignment.Hit small = new HitAlignment.Hit(null, "dk", "Denmark-GB", value - 1, List.of());
-        HitAlignment.Hit team = new HitAlignment.Hit(null, "dk-team", "Denmark national team", 1, List.of());
-        assertEquals(List.of(), HitAlignment.align(List.of(small, team), LinkText.tokens("what language do denmark"),
+        HitAlignment.Hit small = new HitAlignment.Hit(null, "ga", "Grand Army of the Republic", value - 1, List.of());
+        HitAlignment.Hit film = new HitAlignment.Hit(null, "gaf", "Grand Army", 1, List.of());
+        assertEquals(List.of(), HitAlignment.align(List.of(small, film), LinkText.tokens("who led the grand army"),
                 w -> false, w -> false).stream().filter(c -> "prefix".equals(c.how)).toList());
+        // one word says too little (a first name), and a year says a date, not an event
+        HitAlignment.Hit kidman = new HitAlignment.Hit(null, "nk", "Nicole Kidman", 10 * value, List.of());
+        HitAlignment.Hit games = new HitAlignment.Hit(null, "2008so", "2008 Summer Olympics", 10 * value, List.of());
+        assertEquals(List.of(), HitAlignment.align(List.of(kidman, games),
+                LinkText.tokens("what did anna nicole smith do in 2008"), w -> false, w -> false).stream()
+                .filter(c -> "prefix".equals(c.how)).toList());
     }
 
     @Test
