@@ -98,3 +98,22 @@ def clear_private(env: dict[str, str], keep: str | None = None) -> None:
             capture_output=True,
             env={**os.environ, **env},
         )
+
+
+def add_sample_options(
+    parser: Any,
+    *,
+    n: int,
+    help: str,
+    dest: str = "questions",
+    alias: str = "--questions",
+    hops: int | str = "1,2,3",
+) -> None:
+    """The options of a seeded MetaQA sample that the scripts share: ``--split``, ``--hops`` (one hop count
+    when ``hops`` is a number, a comma list otherwise) and ``--n`` (with the script's older name as alias)."""
+    parser.add_argument("--split", default="dev", choices=["dev", "test"])
+    if isinstance(hops, int):
+        parser.add_argument("--hops", type=int, default=hops, choices=[1, 2, 3])
+    else:
+        parser.add_argument("--hops", default=hops)
+    parser.add_argument("--n", alias, dest=dest, metavar="N", type=int, default=n, help=help)

@@ -129,7 +129,7 @@ def kgs(as_json: bool, drop: str | None) -> None:
     _quiet_notifications()
     from kgqa.core.errors import KgNotReady
     from kgqa.graph.connection import open_driver
-    from kgqa.loaders.kgs import drop_kg, list_kgs
+    from kgqa.graph.kg import drop_kg, list_kgs
 
     with open_driver() as driver:
         if drop is not None:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from kgqa.core.errors import KgNotReady
 from kgqa.graph.cypher import render
+from kgqa.graph.kg import kg_info
 from kgqa.loaders.embeddings import Embedder, default_embedder, embed_kg
-from kgqa.loaders.kgs import kg_info
 from kgqa.loaders.load_resources import dimensions, driver_scope, model_name, prepare_encoder
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.schema import await_indexes, ensure_schema

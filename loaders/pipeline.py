@@ -16,10 +16,10 @@ from pathlib import Path
 
 from kgqa.core.errors import BadInput
 from kgqa.graph.cypher import render
+from kgqa.graph.kg import live_counts
 from kgqa.loaders import dbpedia, freebase, metaqa
 from kgqa.loaders.embeddings import Embedder, default_embedder, embed_kg
 from kgqa.loaders.inputs import fingerprint
-from kgqa.loaders.kgs import live_counts
 from kgqa.loaders.load_resources import driver_scope, model_name, prepare_encoder
 from kgqa.loaders.load_types import LoadOptions, LoadSummary, Previous
 from kgqa.loaders.plan import InputPlan

@@ -18,8 +18,8 @@ from typing import Any
 from kgqa.core import config
 from kgqa.core.errors import BadInput, KgqaError
 from kgqa.graph.cypher import render
+from kgqa.graph.kg import drop_kg, kg_info, live_counts
 from kgqa.loaders.embeddings import Embedder, default_embedder
-from kgqa.loaders.kgs import drop_kg, kg_info, live_counts
 from kgqa.loaders.load_resources import dimensions, driver_scope
 from kgqa.loaders.load_types import LoadOptions, LoadSummary, Previous
 from kgqa.loaders.plan import InputPlan, ParseContext

@@ -17,7 +17,7 @@ from kgqa.core.errors import BadInput, CannotRunHere, KgNotReady, KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import LoadedKg, no_embeddings_line, resolve_kg
 from kgqa.qa.methods import NEEDS_VECTORS, canonical, choose_method, make_retriever
-from kgqa.qa.routing import Route, Router, answered, asked_kind
+from kgqa.qa.routing import Fit, Route, Router, asked_kind, fit_check
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
 
@@ -129,13 +129,18 @@ class QuestionAnswerer:
         retrieved = time.perf_counter()
         # A method's best answer of the wrong kind (a film for "when ...") is a guess from the nearest thing
         # it covers: said as no answer, with the reason, by every method (the route has checked it already).
-        misfit = answered(evidence, asked_kind(question)) if route is None and not evidence.is_empty else ""
+        # The fit check reads the extractive answer off evidence without candidates; it is read once.
+        checked = route is None and not evidence.is_empty
+        fit = fit_check(evidence, asked_kind(question)) if checked else Fit("")
+        read = route.read if route is not None else fit.read
         if not evidence.topic_entities:
             reply = no_answer(NO_TOPIC_ENTITY)
         elif evidence.is_empty:
             reply = no_answer(evidence.reason or NO_EVIDENCE)
-        elif misfit:
-            reply = no_answer(misfit)
+        elif fit.reason:
+            reply = no_answer(fit.reason)
+        elif read is not None and self.llm is None:
+            reply = read
         else:
             reply = answer(evidence, self.llm)
         done = time.perf_counter()

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kgqa.answer.base import Answer
 from kgqa.answer.extractive import answer_extractive
 from kgqa.core.errors import CannotRunHere
 from kgqa.core.types import Evidence, LinkedEntity
@@ -104,6 +105,7 @@ class Route:
     tried: list[dict[str, str]] = field(default_factory=list)  # method, why planned, outcome
     chosen: str | None = None
     stale: str | None = None  # why the KG's route may not plan well (trained before some of its methods)
+    read: Answer | None = None  # the chosen evidence's extractive answer, when the fit check read it off
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -204,27 +206,44 @@ def asked_kind(question: str) -> str:
     return ""
 
 
-def answered(evidence: Evidence, asked: str = "") -> str:
-    """Why ``evidence`` cannot answer a question asking for ``asked`` (see :func:`asked_kind`); "" when it
-    can. The route then tries the next method."""
+@dataclass(frozen=True)
+class Fit:
+    """Whether evidence answers what the question asks: ``reason`` says why not ("" when it does), and
+    ``read`` is the extractive answer the check read off evidence without answer candidates, kept so that
+    the answerer does not read it again (None when the check needed none)."""
+
+    reason: str
+    read: Answer | None = None
+
+
+def fit_check(evidence: Evidence, asked: str = "") -> Fit:
+    """Why ``evidence`` cannot answer a question asking for ``asked`` (see :func:`asked_kind`), with the
+    answer read off it when that took the extractive answerer. The route then tries the next method."""
     if evidence.is_empty:
-        return evidence.reason or "no evidence"
+        return Fit(evidence.reason or "no evidence")
     if not evidence.answer_candidates and not evidence.triplets:
-        return "no answer candidate"
+        return Fit("no answer candidate")
     if not asked:
-        return ""
+        return Fit("")
     wanted = "a year or number" if asked == "literal" else "a named entity"
+    read = None
     if evidence.answer_candidates:
         best = evidence.answer_candidates[0]
     else:
         # Ranked triplets without candidates (SubgraphRAG's top-k): the answer read off them is what the
         # extractive answerer picks; a year somewhere among them does not make the pick a year.
-        best = answer_extractive(evidence, max_answers=1).top or ""
+        read = answer_extractive(evidence)
+        best = read.top or ""
         if not best:
-            return f"the question asks for {wanted}; no answer can be read off the evidence"
+            return Fit(f"the question asks for {wanted}; no answer can be read off the evidence", read)
     if _literal_name(best) != (asked == "literal"):
-        return f"the question asks for {wanted}; the best answer is {best!r}"
-    return ""
+        return Fit(f"the question asks for {wanted}; the best answer is {best!r}", read)
+    return Fit("", read)
+
+
+def answered(evidence: Evidence, asked: str = "") -> str:
+    """Why ``evidence`` cannot answer a question asking for ``asked``; "" when it can (:func:`fit_check`)."""
+    return fit_check(evidence, asked).reason
 
 
 def _literal_name(name: str) -> bool:
@@ -240,23 +259,27 @@ def follow_route(
     it is (``Evidence.confidence`` ≥ ``min_confidence``); records every try in ``route.tried``. When only
     unsure answers came, the surest of them is the answer."""
     unsure: Evidence | None = None
+    unsure_read: Answer | None = None
     for step in route.planned:
         try:
             evidence = retrieve(step.method)
         except CannotRunHere as exc:  # passes the question on; any other failure is reported, not skipped
             route.tried.append({"method": step.method, "why": step.why, "outcome": f"failed: {exc}"})
             continue
-        reason = answered(evidence, route.signals.asked)
+        fit = fit_check(evidence, route.signals.asked)
+        reason = fit.reason
         if not reason and evidence.confidence is not None and evidence.confidence < min_confidence:
             reason = f"unsure (confidence {evidence.confidence:.2f} < {min_confidence:.2f})"
             if unsure is None or (unsure.confidence or 0.0) < evidence.confidence:
-                unsure = evidence
+                unsure, unsure_read = evidence, fit.read
         route.tried.append({"method": step.method, "why": step.why, "outcome": reason or "answered"})
         if not reason:
             route.chosen = step.method
+            route.read = fit.read
             return evidence
     if unsure is not None:
         route.chosen = unsure.method
+        route.read = unsure_read
         route.tried.append(
             {"method": unsure.method, "why": "no method was sure", "outcome": "answered (the surest unsure)"}
         )

@@ -40,7 +40,7 @@ from kgqa.core import config
 from kgqa.core.errors import KgqaError
 from kgqa.core.secret_files import read_or_make_secret
 from kgqa.graph.connection import connection_settings, failure_kind, failure_line, open_driver
-from kgqa.loaders.kgs import list_kgs
+from kgqa.graph.kg import list_kgs
 from kgqa.qa.answering import MAX_K, QuestionAnswerer
 from kgqa.qa.methods import METHODS
 from kgqa.qa.verification import verify_claim

@@ -73,7 +73,7 @@ def test_a_driver_notification_is_printed_once(neo4j_env: dict[str, str]) -> Non
 
 @pytest.fixture(scope="module")
 def cli_kg(driver: Any) -> Iterator[str]:
-    from kgqa.loaders.kgs import drop_kg
+    from kgqa.graph.kg import drop_kg
     from kgqa.loaders.load_types import LoadOptions
     from kgqa.loaders.pipeline import load
     from kgqa.models.kg_models import part_dir

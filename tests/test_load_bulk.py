@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 from kgqa.graph.connection import open_driver
+from kgqa.graph.kg import drop_kg
 from kgqa.graph.server import ManagedServer
-from kgqa.loaders.kgs import drop_kg
 
 from tests.conftest import run_kgqa, side_home
 from tests.fixtures.loaders.helpers import graph_of

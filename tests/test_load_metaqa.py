@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgqa.loaders.kgs import drop_kg, kg_info
+from kgqa.graph.kg import drop_kg, kg_info
 
 from tests.conftest import run_kgqa
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pyoxigraph as ox
 import pytest
+from kgqa.graph.kg import drop_kg, list_kgs
 from kgqa.loaders import dbpedia
 from kgqa.loaders.indexing import build_indexes
-from kgqa.loaders.kgs import drop_kg, list_kgs
 from kgqa.loaders.load_types import LoadOptions
 from kgqa.loaders.pipeline import load
 from kgqa.loaders.schema import index_states

@@ -320,3 +320,35 @@ def test_a_question_no_method_covers_gets_no_answer_with_the_reason(metaqa: Any,
         assert all(any(w in t["outcome"] for w in why) for t in result["route"]["tried"][:2])
     else:
         assert any(w in reason for w in why)
+
+
+def test_the_answer_the_fit_check_reads_off_ranked_triplets_is_the_one_given(monkeypatch: Any) -> None:
+    """Evidence without answer candidates is read by the extractive answerer once: the fit check's reading is
+    the reply (it used to be read twice, once to check the kind and once to answer)."""
+    from kgqa.answer import extractive
+    from kgqa.qa import answering, routing
+    from kgqa.qa.answering import QuestionAnswerer
+    from kgqa.retrieve.base import Retriever
+
+    reads: list[Evidence] = []
+
+    def counted(evidence: Evidence, max_answers: int | None = None) -> Any:
+        reads.append(evidence)
+        return extractive.answer_extractive(evidence, max_answers)
+
+    monkeypatch.setattr(routing, "answer_extractive", counted)
+    monkeypatch.setattr(answering, "answer", lambda evidence, llm: counted(evidence))
+
+    class Ranked(Retriever):
+        name = "subgraphrag"
+
+        def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
+            return Evidence(question, self.name, kg, topic_entities, triplets=[("A", "directed_by", "Jaws")])
+
+    qa = QuestionAnswerer(None, kg="kg", linker=lambda q, kg: [entity("A", "a")], retriever=Ranked(None))  # type: ignore[arg-type]
+    result = qa.ask("who did A direct")  # asks for a named entity: the fit check reads the answer
+    assert result.answer.top == "Jaws" and len(reads) == 1
+    reads.clear()
+    assert qa.ask("what did A direct").answer.top == "Jaws" and len(reads) == 1  # nothing to check: read once
+    fit = routing.fit_check(result.evidence, "entity")
+    assert fit.reason == "" and fit.read is not None and fit.read.top == "Jaws"

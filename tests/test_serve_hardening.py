@@ -46,7 +46,7 @@ def remote(neo4j_env: dict[str, str], metaqa_kg: str) -> Iterator[TestClient]:
 @pytest.fixture(scope="module")
 def unembedded(driver: Any) -> Iterator[str]:
     """A tiny KG loaded by the real loader with ``--no-embeddings`` (no vectors, no models)."""
-    from kgqa.loaders.kgs import drop_kg
+    from kgqa.graph.kg import drop_kg
     from kgqa.loaders.load_types import LoadOptions
     from kgqa.loaders.pipeline import load
 

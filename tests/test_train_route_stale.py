@@ -22,7 +22,7 @@ EVERY_LIGHT_PART = ("linking", "classifiers", "simgrag", "frag", "route")
 
 @pytest.fixture(scope="module")
 def movies(driver: Any) -> Iterator[str]:
-    from kgqa.loaders.kgs import drop_kg
+    from kgqa.graph.kg import drop_kg
     from kgqa.loaders.load_types import LoadOptions
     from kgqa.loaders.pipeline import load
 
@@ -34,7 +34,7 @@ def movies(driver: Any) -> Iterator[str]:
 
 
 def _train(driver: Any, parts: tuple[str, ...], if_missing: bool = False) -> list[str]:
-    from kgqa.learn.train_all import TrainAllOptions, train_all
+    from kgqa.training.train_all import TrainAllOptions, train_all
 
     logged: list[str] = []
     train_all(

@@ -33,7 +33,7 @@ from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.frag import FragConfig, FragRetriever, FragTrace
 
-from bench.common import with_retry
+from bench.common import add_sample_options, with_retry
 
 DATA = shared_data_dir()
 
@@ -65,17 +65,7 @@ def lost_at(stages: dict[str, list[str]], top: str | None, gold: set[str]) -> st
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", default="dev", choices=["dev", "test"])
-    ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument(
-        "--n",
-        "--limit",
-        dest="limit",
-        metavar="N",
-        type=int,
-        default=300,
-        help="questions per hop (seeded sample)",
-    )
+    add_sample_options(ap, n=300, help="questions per hop (seeded sample)", dest="limit", alias="--limit")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--kg", default="metaqa")
     ap.add_argument("--hop-range", default="auto", choices=["auto", "simple", "complex", "oracle"])

@@ -26,7 +26,7 @@ from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.linking import link_entities
 
-from bench.common import with_retry
+from bench.common import add_sample_options, with_retry
 
 RUST_UNPACK = packstream.Unpacker.unpack if packstream._rust_unpack else None
 CODECS = ("python", "rust")
@@ -49,17 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--split", default="dev", choices=["dev", "test"])
-    parser.add_argument("--hops", type=int, default=3, choices=[1, 2, 3])
-    parser.add_argument(
-        "--n",
-        "--questions",
-        dest="questions",
-        metavar="N",
-        type=int,
-        default=30,
-        help="questions (one hop count)",
-    )
+    add_sample_options(parser, n=30, help="questions (one hop count)", hops=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", default="frag,subgraphrag,sgrag")
     parser.add_argument("--kg", default="metaqa", help="a KG loaded from MetaQA")

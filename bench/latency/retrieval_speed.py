@@ -39,7 +39,7 @@ from kgqa.models.registry import named_model_dir, subgraphrag_model_dir
 from kgqa.retrieve.subgraphrag import RETRIEVE_QUERY, embed_question
 from kgqa.training.scorer_onnx import PARTS_FILE
 
-from bench.common import with_retry
+from bench.common import add_sample_options, with_retry
 
 DATA = shared_data_dir() / "metaqa"
 # The cosine baseline as it ran before kgqa.subgraphrag.cosine: kept here only as the measured baseline.
@@ -74,17 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--split", default="dev", choices=["dev", "test"])
-    parser.add_argument("--hops", type=int, default=3, choices=[1, 2, 3])
-    parser.add_argument(
-        "--n",
-        "--questions",
-        dest="questions",
-        metavar="N",
-        type=int,
-        default=40,
-        help="questions (one hop count)",
-    )
+    add_sample_options(parser, n=40, help="questions (one hop count)", hops=3)
     parser.add_argument("--kg", default="metaqa", help="a KG loaded from MetaQA")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default=None, help="a scorer installed by name (default: the KG's own)")

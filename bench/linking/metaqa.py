@@ -38,7 +38,7 @@ from kgqa.graph.connection import open_driver
 from kgqa.retrieve.linking import link_entities
 from neo4j import Driver
 
-from bench.common import REPO, with_retry
+from bench.common import REPO, add_sample_options, with_retry
 
 FREEFORM = REPO / "bench" / "questions" / "metaqa_freeform.jsonl"
 
@@ -177,17 +177,7 @@ def write_freeform_table(args: argparse.Namespace, summary: dict[str, dict[str, 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", default="dev", choices=["dev", "test"])
-    ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument(
-        "--n",
-        "--limit",
-        dest="limit",
-        metavar="N",
-        type=int,
-        default=1000,
-        help="questions per hop (seeded sample)",
-    )
+    add_sample_options(ap, n=1000, help="questions per hop (seeded sample)", dest="limit", alias="--limit")
     ap.add_argument("--kg", default="metaqa")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--typos", action="store_true", help="delete one letter of the entity's longest word")
