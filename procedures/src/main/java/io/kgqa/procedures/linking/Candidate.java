@@ -17,6 +17,7 @@ final class Candidate {
     final List<String> types; // relationship types of the entity
     double score;
     boolean capitalised; // every judged word of the span capitalised, in a question with case (set by score)
+    boolean ordinary; // the span is common English words typed as such (set by LinkScoring.yieldToNames)
 
     Candidate(Node node, String id, String name, int start, int end, String how, double match, int degree,
               List<String> types) {

@@ -162,6 +162,7 @@ public final class EntityLinker {
             ordinary[k] = LinkText.typedCommon(tokens.get(k), learned()::commonInEnglish);
         }
         LinkScoring.yieldToNames(candidates.values(), ordinary);
+        TitledNames.apply(candidates.values());
         return SpanResolver.resolve(new ArrayList<>(candidates.values()), tokens, maxEntities, secondaryRatio);
     }
 

@@ -285,6 +285,24 @@ final class HitAlignment {
      * must read like a person's (two to four capitalised words, not starting with an article or a minor word),
      * and one word of the question must match its last word. Null when none does.
      */
+    /**
+     * A name that reads like a person's: two to four capitalised words, none of them minor ("State of Play" is
+     * a film). Stricter than {@link #partial}'s test, which lets a minor word inside ("Catherine of Aragon").
+     */
+    static boolean personLike(String name) {
+        List<String> nameWords = LinkText.split(name);
+        List<String> normWords = LinkText.split(LinkText.normalize(name));
+        if (nameWords.size() < 2 || nameWords.size() > 4 || normWords.size() != nameWords.size()) {
+            return false;
+        }
+        for (int k = 0; k < nameWords.size(); k++) {
+            if (!LinkText.startsUpper(nameWords.get(k)) || LinkText.MINOR.contains(normWords.get(k))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static Candidate partial(Hit hit, String spacedTarget, List<Token> tokens) {
         List<String> nameWords = LinkText.split(hit.name());
         List<String> normWords = LinkText.split(spacedTarget);

@@ -191,12 +191,13 @@ final class LinkScoring {
     static void yieldToNames(Collection<Candidate> candidates, boolean[] ordinary) {
         List<Candidate> names = new ArrayList<>();
         for (Candidate c : candidates) {
-            if (c.score >= MIN_SCORE && !ordinaryWords(c, ordinary)) {
+            c.ordinary = ordinaryWords(c, ordinary);
+            if (c.score >= MIN_SCORE && !c.ordinary) {
                 names.add(c);
             }
         }
         for (Candidate c : candidates) {
-            if (ordinaryWords(c, ordinary)) {
+            if (c.ordinary) {
                 for (Candidate name : names) {
                     if (name.end <= c.start || c.end <= name.start) {
                         c.score *= ORDINARY_WORDS_BESIDE_NAME;

@@ -373,6 +373,34 @@ class LinkingProceduresTest {
     }
 
     @Test
+    void aTitleBeforeASurnameLinksTheNamesakeWhoHoldsIt() throws IOException {
+        // "president" is a common English word of this KG's linker: typed in lower case, it is an ordinary word
+        Path words = models.resolve("kgs/titles/linking/" + LinkingWords.FILE);
+        Files.createDirectories(words.getParent());
+        Files.writeString(words, "{\"common_words\": [\"president\", \"who\", \"did\", \"marry\"], \"entities\": 3}");
+        try (Transaction tx = neo4j.database().beginTx()) { // never committed
+            kg(tx, "titles", "complete", "2023-01-01T00:00:00Z");
+            tx.execute("""
+                    CREATE (title:Entity {kg: 'titles', id: 'president', name: 'President'})
+                    CREATE (:Entity {kg: 'titles', id: 'jfk', name: 'John F. Kennedy'})-[:office]->(title)
+                    CREATE (:Entity {kg: 'titles', id: 'george', name: 'George Kennedy'})
+                        -[:profession]->(:Entity {kg: 'titles', id: 'actor', name: 'Actor'})
+                    WITH title UNWIND range(1, $n) AS i
+                    CREATE (:Entity {kg: 'titles', id: 'holder-' + i, name: 'Holder ' + i})-[:office]->(title)
+                    """, Map.of("n", SpanResolver.SHARED_VALUE_DEGREE));
+            tx.execute("CALL db.awaitIndexes(60)");
+            List<String> rows = new ArrayList<>();
+            tx.execute("CALL kgqa.link.entities($q, {kg: 'titles'}) YIELD id RETURN id",
+                            Map.of("q", "who did president kennedy marry"))
+                    .forEachRemaining(r -> rows.add((String) r.get("id")));
+            // the Kennedy who holds the office, before the office; George Kennedy holds none
+            assertEquals(List.of("jfk", "president"), rows);
+        } finally {
+            Files.deleteIfExists(words);
+        }
+    }
+
+    @Test
     void initialsLinkWithinTheirOwnKgWhenTwoKgsShareIds() throws IOException {
         // the same dump loaded twice ('twin-a', 'twin-b') has the same ids in both KGs
         Path words = models.resolve("kgs/twin-a/linking/" + LinkingWords.FILE);
