@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,7 +36,6 @@ class KgIndex:
     fingerprint: str = ""
     _id_index: dict[str, int] = field(default_factory=dict, repr=False)
     _rel_index: dict[str, int] = field(default_factory=dict, repr=False)
-    _name_index: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._id_index = {e: i for i, e in enumerate(self.entity_ids)}
@@ -60,15 +59,6 @@ class KgIndex:
             return self._rel_index[name]
         except KeyError:
             raise KgqaError(f"relation {name!r} has no (:Relation) node in KG {self.kg!r}") from None
-
-    def entities_named(self, name: str) -> list[int]:
-        """Indices of the entities with this exact name (MetaQA names are ids; Freebase names are not)."""
-        if not self._name_index:
-            index: dict[str, list[int]] = {}
-            for i, entity_name in enumerate(self.entity_names):
-                index.setdefault(entity_name, []).append(i)
-            self._name_index = index
-        return self._name_index.get(name, [])
 
 
 def kg_fingerprint(driver: Driver, kg: str) -> str:
@@ -141,14 +131,6 @@ def load_kg_index(driver: Driver, kg: str, refresh: bool = False) -> KgIndex:
         relation_vectors=index.relation_vectors,
     )
     return index
-
-
-def question_ids(index: KgIndex, names: Iterable[str]) -> list[int]:
-    """Entity indices for names (every entity bearing the name)."""
-    found: list[int] = []
-    for name in names:
-        found.extend(index.entities_named(name))
-    return sorted(set(found))
 
 
 def question_text(question: str, mask: str | None) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from kgqa.training.subgraphrag.embeddings import EMBEDDING_DIM
 from scipy import sparse
 
 PATH_STEPS = 2  # the steps a path code describes (a 3-hop triple starts 2 steps out)
@@ -16,11 +15,6 @@ PATH_STEPS = 2  # the steps a path code describes (a 3-hop triple starts 2 steps
 def path_slots(steps: int) -> int:
     """Rows of relation mixtures in one entity's path code: one per (step, direction)."""
     return 2 * steps
-
-
-def path_code_dim(steps: int, embedding_dim: int = EMBEDDING_DIM) -> int:
-    """Width of one entity's path code as the scorer reads it: each slot's mixture of relation vectors."""
-    return path_slots(steps) * embedding_dim
 
 
 def path_weights(
