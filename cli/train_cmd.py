@@ -33,7 +33,7 @@ def _run(
     kg: str, parts: tuple[str, ...], questions: tuple[Path, ...], if_missing: bool, **options: object
 ) -> object:
     from kgqa.graph.connection import open_driver
-    from kgqa.training.train_all import TrainAllOptions, train_all
+    from kgqa.learn.train_all import TrainAllOptions, train_all
 
     settings = TrainAllOptions(questions=questions, if_missing=if_missing, parts=parts, **options)
     with open_driver() as driver:
@@ -103,7 +103,7 @@ def train_all_command(
     """Everything KG NAME's methods and auto read: the chain and hop classifiers (sgrag's templates),
     SimGRAG's relation phrases, GSR's chain generator, SubgraphRAG's scorer and auto's route, each with a
     progress bar; `kgqa kgs` then lists them and `kgqa ask --kg NAME` uses them."""
-    from kgqa.training.train_all import PARTS
+    from kgqa.learn.train_all import PARTS
 
     profile = _run(
         kg,

@@ -130,8 +130,8 @@ def metaqa_kg(driver: Any, shared_data: Path) -> str:
 def metaqa_models(driver: Any, metaqa_kg: str, shared_data: Path) -> str:
     """KG ``metaqa``'s own models in the test home, made by the real ``kgqa train all`` from MetaQA's dev
     split when missing (``QUICK_TRAINING``: smaller, the same code); the parts already installed are kept."""
+    from kgqa.learn.train_all import TrainAllOptions, train_all
     from kgqa.models import registry
-    from kgqa.training.train_all import TrainAllOptions, train_all
 
     train_all(
         driver,

@@ -28,10 +28,10 @@ QUICK = {
 
 @pytest.fixture(scope="module")
 def fb15k(driver: Any, shared_data: Path) -> str:
+    from kgqa.learn.train_all import TrainAllOptions, train_all
     from kgqa.loaders.load_types import LoadOptions
     from kgqa.loaders.pipeline import load
     from kgqa.training.synthesis import SynthesisConfig
-    from kgqa.training.train_all import TrainAllOptions, train_all
 
     summary = load(LoadOptions("freebase", [shared_data / "fb15k-237"], kg=KG), driver=driver)
     assert summary.status == "complete" and summary.entities == 14_541 and summary.relations == 237

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from kgqa.core.chains import chain_key, parse_chain_key
 from kgqa.core.errors import ModelMissing
+from kgqa.learn.train_all import split_labelled
 from kgqa.models import registry
 from kgqa.models.kg_models import read_profile
 from kgqa.models.question_classifiers import (
@@ -23,7 +24,6 @@ from kgqa.models.question_classifiers import (
 )
 from kgqa.training.question_classifiers import train_question_classifiers
 from kgqa.training.questions import LabelledQuestion, read_raw
-from kgqa.training.train_all import split_labelled
 from kgqa.training.wording import Paraphraser, word_question
 
 

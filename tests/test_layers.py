@@ -21,17 +21,17 @@ RANK = {
     "models": 1,  # the encoder, the classifiers' runtime, the registry of trained artefacts
     "graph": 2,  # the managed server, connections, template rendering
     "loaders": 3,
+    "training": 3,
     "retrieve": 4,
     "answer": 5,
     "qa": 6,  # link -> retrieve -> answer, the method registry, stage timing
     "evaluation": 7,
-    # kgqa train (all): every part of a KG's models, and auto's route measured by asking every method
-    "training": 8,
+    "learn": 8,  # kgqa train all: a KG's models, and auto's route measured by asking every method
     "service": 9,  # kgqa serve: the question-answering layer over HTTP
     "cli": 10,
 }
-# Training code is imported by `kgqa train` (cli) and by itself only: query time never trains.
-MAY_IMPORT_TRAINING = {"cli", "training"}
+# Training code is imported by `kgqa train` (cli, learn) and by itself only: query time never trains.
+MAY_IMPORT_TRAINING = {"cli", "learn", "training"}
 
 
 def _modules() -> dict[str, Path]:

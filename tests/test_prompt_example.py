@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgqa.training.prompt_example import MAX_ANSWERS, prompt_example
+from kgqa.learn.prompt_example import MAX_ANSWERS, prompt_example
 from kgqa.training.questions import LabelledQuestion
 
 STARRED_THEN_DIRECTED = (("starred_actors", "in"), ("directed_by", "out"))

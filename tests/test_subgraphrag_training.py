@@ -391,7 +391,7 @@ def test_sample_rows_keeps_positives() -> None:
 
 
 def test_train_all_splits_are_deterministic_and_keep_wordings_apart() -> None:
-    from kgqa.training.train_all import split_labelled, split_synthesised
+    from kgqa.learn.train_all import split_labelled, split_synthesised
 
     questions = [
         LabelledQuestion(

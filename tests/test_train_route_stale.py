@@ -34,7 +34,7 @@ def movies(driver: Any) -> Iterator[str]:
 
 
 def _train(driver: Any, parts: tuple[str, ...], if_missing: bool = False) -> list[str]:
-    from kgqa.training.train_all import TrainAllOptions, train_all
+    from kgqa.learn.train_all import TrainAllOptions, train_all
 
     logged: list[str] = []
     train_all(

@@ -12,7 +12,7 @@ for that KG and installed with it (:mod:`kgqa.models.kg_models`).
 3. **Route.** Every method answers the held-out questions (the labelled ones when the KG has any, else the
    synthesised ones, on which the methods that learned their wording are planned after the others:
    ``WORDING_FREE``); the policy that answers most of them is auto's route for this KG, when it beats the
-   default route by a point (:mod:`kgqa.training.route`).
+   default route by a point (:mod:`kgqa.learn.route`).
 4. **Profile**, written last: what each part learned from, how long it took, how each method did.
 """
 
@@ -29,6 +29,8 @@ from pathlib import Path
 from kgqa.core.chains import chain_key
 from kgqa.core.errors import BadInput, KgNotReady
 from kgqa.graph.kg import resolve_kg
+from kgqa.learn.prompt_example import prompt_example
+from kgqa.learn.route import measure_route, sample_route_questions
 from kgqa.models import kg_models, registry
 from kgqa.models.encoder import embed
 from kgqa.models.kg_models import KgProfile, PartReport
@@ -36,9 +38,7 @@ from kgqa.models.path_scorer import set_ranks_sgrag
 from kgqa.models.question_classifiers import mask_question
 from kgqa.qa.methods import AUTO_CANDIDATES
 from kgqa.qa.routing import policy_to_json
-from kgqa.training.prompt_example import prompt_example
 from kgqa.training.questions import LabelledQuestion, kg_relations, read_labelled_questions
-from kgqa.training.route import measure_route, sample_route_questions
 from kgqa.training.synthesis import SynthesisConfig, synthesise
 from neo4j import Driver
 
@@ -255,7 +255,7 @@ def train_all(
         if lab_validation:
             # A paraphrased question set teaches words its users never type: the phrases stay only when
             # SimGRAG answers the KG's own held-out questions better with them than with the names alone.
-            from kgqa.training.route import method_hits
+            from kgqa.learn.route import method_hits
 
             asked = random.Random(options.seed).sample(lab_validation, min(PHRASE_CHECK, len(lab_validation)))
             metrics["hits1_with_phrases"] = round(method_hits(driver, kg, "simgrag", asked), 4)
@@ -282,7 +282,7 @@ def train_all(
         notes = [f"hub degree {hub}"]
         metrics: dict[str, float] = {}
         if lab_train and lab_validation:
-            from kgqa.training.frag_ranker import fit_ranker
+            from kgqa.learn.frag_ranker import fit_ranker
 
             fit = fit_ranker(driver, kg, lab_train, lab_validation, ranker, options.seed, log)
             metrics = {
