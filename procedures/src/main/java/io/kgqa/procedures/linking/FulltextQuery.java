@@ -54,6 +54,11 @@ final class FulltextQuery {
                 int edits = length < 4 ? 0 : length < 8 ? 1 : 2;
                 terms.add(edits > 0 ? escape(w) + "~" + edits : escape(w));
             }
+            if (content[k]) { // "comedies" is more than one typo away from "Comedy"; its singular is spelt
+                for (String singular : NameSimilarity.singulars(t.norm())) {
+                    terms.add(escape(singular));
+                }
+            }
         }
         return String.join(" ", terms);
     }

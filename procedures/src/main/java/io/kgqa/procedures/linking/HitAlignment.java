@@ -42,6 +42,7 @@ final class HitAlignment {
                                  Predicate<String> english) {
         Map<String, Window> windows = new HashMap<>();
         Map<Integer, List<String>> byLength = new HashMap<>();
+        Map<String, Window> singulars = new HashMap<>();
         for (LinkText.Span span : LinkText.spans(tokens)) {
             int i = span.start();
             int j = span.end();
@@ -68,11 +69,16 @@ final class HitAlignment {
                     byLength.computeIfAbsent(LinkText.length(squeezed), n -> new ArrayList<>()).add(squeezed);
                 }
             }
+            // "actors" for a name the index holds in the singular but not as typed ("Actor-GB"); the exact
+            // lookups find the singulars of names stored as said
+            for (String singular : NameSimilarity.singulars(spaced.toString())) {
+                singulars.putIfAbsent(singular.replace(" ", ""), new Window(i, j, singular));
+            }
         }
         List<Candidate> out = new ArrayList<>();
-        List<String> spacedNames = hits.stream().map(h -> " " + LinkText.normalize(h.name()) + " ").toList();
+        List<String> spacedNames = hits.stream().map(h -> " " + LinkText.nameWords(h.name()) + " ").toList();
         for (Hit hit : hits) {
-            String spacedTarget = LinkText.normalize(hit.name());
+            String spacedTarget = LinkText.nameWords(hit.name());
             String target = spacedTarget.replace(" ", "");
             if (target.isEmpty()) {
                 continue;
@@ -80,9 +86,14 @@ final class HitAlignment {
             Window found = windows.get(target);
             double quality;
             String how;
+            Window plural = found == null ? singulars.get(target) : null;
             if (found != null) {
                 quality = found.spaced().equals(spacedTarget) ? LinkScoring.FULLTEXT_MATCH : LinkScoring.SQUEEZED_MATCH;
                 how = "fulltext";
+            } else if (plural != null && plural.spaced().equals(spacedTarget)) {
+                found = plural;
+                quality = LinkScoring.SINGULAR_MATCH;
+                how = "singular";
             } else {
                 int[] targetPoints = target.codePoints().toArray();
                 int length = targetPoints.length;

@@ -72,6 +72,17 @@ final class LinkText {
 
     // ------------------------------------------------------------------------------------ normal form
 
+    /**
+     * A language-region tag glued to a name, as label dumps sometimes write the label's {@code @en-GB} into its
+     * text ("Denmark-GB", "Actor-GB"): two capitals after a hyphen that ends a word typed in lower case.
+     */
+    private static final Pattern REGION_TAG = Pattern.compile("(?<=\\p{Ll})-[A-Z]{2}$");
+
+    /** The words of an entity's name as people say it: {@link #normalize}d, without a glued region tag. */
+    static String nameWords(String name) {
+        return normalize(REGION_TAG.matcher(name).replaceFirst(""));
+    }
+
     /** Lower-case words without accents or punctuation, single-spaced ("Schindler's List" -> "schindler s list"). */
     static String normalize(String text) {
         String decomposed = Normalizer.normalize(text, Normalizer.Form.NFKD);

@@ -82,7 +82,7 @@ final class SpanResolver {
             int twins = 0;
             for (Candidate o : chosen) {
                 boolean sameName = o.start == c.start && o.end == c.end
-                        && LinkText.normalize(o.name).equals(LinkText.normalize(c.name));
+                        && LinkText.nameWords(o.name).equals(LinkText.nameWords(c.name));
                 twin |= sameName && c.score >= LinkScoring.TWIN_RATIO * o.score;
                 twins += sameName ? 1 : 0;
                 overlaps |= c.start < o.end && o.start < c.end;

@@ -153,6 +153,7 @@ class EntityLinkerTest {
     void luceneQueryWeightsContentWordsAndFuzzesLongerOnes() {
         assertEquals("who^0.2 directed^0.2 choper~1", query("who directed Choper"));
         assertEquals("what^0.2 films^0.2 did^0.2 lee pace~1 star^0.2 in^0.2", query("what films did lee pace star in"));
+        assertEquals("which^0.2 comedies~2 comedy comedi comedie did^0.2 woody~1 direct~1", query("which comedies did woody direct"));
         // without the KG's learned question words "wrote" is a content word (no film word list any more)
         assertEquals("who^0.2 wrote~1 schindler~2 s schindler's~2 list^0.2", query("who wrote Schindler's List"));
         assertEquals("who^0.2 directed^0.2 o hara~1 s o'hara's~2 cheri~1 bibi~1 chéri\\-bibi~2 1999~1",

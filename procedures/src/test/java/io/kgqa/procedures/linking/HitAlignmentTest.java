@@ -39,6 +39,21 @@ class HitAlignmentTest {
     }
 
     @Test
+    void aNameWithARegionTagIsSaidWithoutIt() {
+        List<Candidate> found = HitAlignment.align(List.of(hit("Denmark-GB"), hit("Denmark national football team")),
+                LinkText.tokens("what language do they speak in denmark"), w -> w.equals("national"), w -> false);
+        assertEquals(List.of("Denmark-GB|fulltext|6"), found.stream()
+                .filter(c -> !"head".equals(c.how)).map(c -> c.name + "|" + c.how + "|" + c.start).toList());
+        assertEquals(LinkScoring.FULLTEXT_MATCH, found.stream().filter(c -> c.name.equals("Denmark-GB")).findFirst()
+                .orElseThrow().match);        // and in the plural: the exact lookups cannot find a name stored with its tag
+        List<Candidate> actors = HitAlignment.align(List.of(hit("Actor-GB")),
+                LinkText.tokens("which actors were born in new haven"), w -> false, w -> true);
+        assertEquals(List.of("Actor-GB|singular|1"),
+                actors.stream().map(c -> c.name + "|" + c.how + "|" + c.start).toList());
+        assertEquals(LinkScoring.SINGULAR_MATCH, actors.get(0).match);
+    }
+
+    @Test
     void aNameIsSaidByAPartNoOtherNameHas() {
         List<HitAlignment.Hit> hits = List.of(hit("Verizon Communications"), hit("Boston Red Sox"),
                 hit("Chicago White Sox"), hit("The Magic of Belle Isle"));

@@ -24,6 +24,17 @@ class LinkTextTest {
     }
 
     @Test
+    void aRegionTagGluedToANameIsNotOneOfItsWords() {
+        assertEquals("denmark", LinkText.nameWords("Denmark-GB"));
+        assertEquals("mountain time zone", LinkText.nameWords("Mountain Time Zone-US"));
+        // a hyphenated name, capitals after a capital, or a longer code: the name's own words
+        assertEquals("jay z", LinkText.nameWords("Jay-Z"));
+        assertEquals("run dmc", LinkText.nameWords("Run-DMC"));
+        assertEquals("ac dc", LinkText.nameWords("AC-DC"));
+        assertEquals("b 52", LinkText.nameWords("B-52"));
+    }
+
+    @Test
     void noBreakSpacesAndNelSeparateWordsButAZeroWidthSpaceDoesNot() {
         for (int cp : new int[] {' ', '\t', '\n', 0x1c, 0x85, 0xa0, 0x2007, 0x202f, 0x3000, 0x2028}) {
             assertTrue(LinkText.isSpace(cp), Integer.toHexString(cp));
