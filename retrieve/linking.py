@@ -60,6 +60,7 @@ HOW_LINKED = {
     "prefix": "the first words of a name far better connected than the others that start so",
     "derived": 'the word for its people or language ("russian" for Russia), which the KG vouches for',
     "partial": "a person named by the last word of the name",
+    "short": 'a person named by a short first name and the surname ("abe lincoln")',
     "initials": "the initials of the name",
     "vector": "the nearest name by meaning (nothing matched by spelling)",
     "given": "given by the caller",

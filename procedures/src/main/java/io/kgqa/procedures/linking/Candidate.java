@@ -10,7 +10,7 @@ final class Candidate {
     final String name;
     final int start; // token index, inclusive
     final int end; // token index, exclusive
-    /** exact, singular, fulltext, fuzzy, head, partial, initials or vector: which lookup found it. */
+    /** exact, singular, fulltext, fuzzy, head, distinctive, prefix, derived, partial, short, initials or vector. */
     final String how;
     final double match; // quality of the string match, in [0, 1]
     final int degree; // breaks ties between equally good names

@@ -131,7 +131,8 @@ final class HitAlignment {
                         head = famousPrefix(hit, spacedTarget, windows, tokens, hits, spacedNames, english);
                     }
                     Candidate partial = head == null ? partial(hit, spacedTarget, tokens) : head;
-                    // a common word typed in lower case is that word: "the lead singer" is not Bryan Singer
+                    // a common word typed in lower case is that word: "the lead singer" is not Bryan Singer (a
+                    // short first name before it says a person: "abe lincoln")
                     if (partial != null && !("partial".equals(partial.how) && LinkText.typedCommon(tokens.get(partial.start),
                             english))) {
                         out.add(partial);
@@ -139,8 +140,10 @@ final class HitAlignment {
                     continue;
                 }
                 found = windows.get(bestWindow);
-                // ... and a correctly spelt one is not a typo of a name: "movie" is not "B movie"
-                if (found.end() - found.start() == 1 && LinkText.typedCommon(tokens.get(found.start()), english)) {
+                // ... and a correctly spelt one is not a typo of a name: "movie" is not "B movie", and "the
+                // united states have" is not "United States Navy"
+                if ((found.end() - found.start() == 1 && LinkText.typedCommon(tokens.get(found.start()), english))
+                        || wordForWord(found, spacedTarget, tokens, english)) {
                     continue;
                 }
                 quality = 1 - LinkScoring.EDIT_PENALTY * bestDistance / length;
@@ -150,6 +153,25 @@ final class HitAlignment {
                     hit.degree(), hit.types()));
         }
         return out;
+    }
+
+    /**
+     * Whether a span matched with typos says another word in place of one of the name's: a common English word
+     * typed as such, more than one edit from the name's word where they stand word for word.
+     */
+    static boolean wordForWord(Window found, String spacedTarget, List<Token> tokens, Predicate<String> english) {
+        List<String> said = LinkText.split(found.spaced());
+        List<String> named = LinkText.split(spacedTarget);
+        if (said.size() != named.size() || found.end() - found.start() != said.size()) {
+            return false;
+        }
+        for (int k = 0; k < said.size(); k++) {
+            if (!said.get(k).equals(named.get(k)) && LinkText.typedCommon(tokens.get(found.start() + k), english)
+                    && NameSimilarity.editDistance(said.get(k), named.get(k), 1) > 1) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -351,6 +373,17 @@ final class HitAlignment {
         }
         if (bestToken < 0) {
             return null;
+        }
+        // "abe lincoln", "ben franklin": a first name said short keeps its first letters
+        if (bestToken > 0 && bestDistance == 0) {
+            String first = tokens.get(bestToken - 1).norm();
+            String given = normWords.get(0);
+            if (LinkText.length(first) >= 3 && first.length() < given.length() && !first.contains(" ")
+                    && given.startsWith(first.substring(0, 2))) {
+                return new Candidate(hit.node(), hit.id(), hit.name(), bestToken - 1, bestToken + 1, "short",
+                        LinkScoring.SHORT_FIRST_NAME_MATCH - LinkScoring.PARTIAL_EXTRA_WORD * (nameWords.size() - 2),
+                        hit.degree(), hit.types());
+            }
         }
         // the fewer words around the surname, the likelier a person ("Werner Herzog", not "Portrait Werner Herzog")
         return new Candidate(hit.node(), hit.id(), hit.name(), bestToken, bestToken + 1, "partial",

@@ -35,6 +35,8 @@ final class LinkScoring {
     static final double PARTIAL_MATCH = 0.8;
     /** ... less per name word beyond two: "Portrait of Werner Herzog" is less likely a person than the name. */
     static final double PARTIAL_EXTRA_WORD = 0.06;
+    /** A person named by a short first name before the surname ("abe lincoln" for "Abraham Lincoln"). */
+    static final double SHORT_FIRST_NAME_MATCH = 0.85;
     /** A name said without the words many of the KG's names share ("Microsoft" for "Microsoft Corporation"). */
     static final double HEAD_MATCH = 0.9;
     /** A name said by a part of it no other name shares ("Verizon" for "Verizon Communications"). */
@@ -146,9 +148,9 @@ final class LinkScoring {
             boolean typedName = standsAlone && "exact".equals(c.how) && c.match >= 1.0;
             score *= typedName ? 1.0 : capitalised ? QUESTION_WORDS_CAPITALISED : QUESTION_WORDS_ONLY;
         }
-        // A surname alone ("Herzog") is a name only when typed as one: capitalised, in a question that uses
+        // A surname alone ("Herzog"), or after a short first name, is a name only when typed as one: capitalised, in a question that uses
         // case; a question typed all in lower case ("what did spielberg direct") cannot say, so it counts less.
-        if ("partial".equals(c.how) && !standsAlone) {
+        if (("partial".equals(c.how) || "short".equals(c.how)) && !standsAlone) {
             score = hasCase ? 0 : score * SURNAME_IN_LOWER_CASE;
         }
         // A name said without its common words ("Microsoft") only when typed as a name: an ordinary word

@@ -31,7 +31,7 @@ public class LinkingProcedures {
      * One row of {@code kgqa.link.entities}. Record components: Neo4j maps them to YIELD columns.
      *
      * @param score in [0, 1]; 1 for a [bracketed] exact name or id
-     * @param how   bracket, exact, singular, fulltext, fuzzy, head, partial, initials or vector
+     * @param how   bracket, exact, singular, fulltext, fuzzy, head, partial, short, initials or vector
      * @param span  the words of the question that name the entity
      */
     public record LinkedEntity(String id, String name, double score, String how, String span) {
@@ -49,7 +49,8 @@ public class LinkingProcedures {
             + " possessive, and a final plural as its singular, plus one full-text query (fuzzy for longer words,"
             + " plurals also as singulars) aligned back onto the question with a bounded edit distance (a swap of"
             + " two letters is one edit; a language-region tag glued to a name, 'Denmark-GB', is not a word of it), or"
-            + " onto one capitalised word that is the last word of a person-like name (a surname), plus, only"
+            + " onto one capitalised word that is the last word of a person-like name (a surname, or a short first"
+            + " name and the surname), plus, only"
             + " when nothing scores 0.3, near-identical names through the entity_embedding vector index; each"
             + " candidate is scored in [0, 1] (exact over fuzzy, longer over shorter, names over question words,"
             + " capitals; a span of ordinary English words counts less beside a name elsewhere in the question)"
@@ -60,7 +61,8 @@ public class LinkingProcedures {
             + " head (a name without the words many names share), distinctive (a part of a name no other name"
             + " has), prefix (the first words of a name far better connected than the others that start so),"
             + " derived (a place or faith said by the word for its people or language, which the KG vouches for),"
-            + " partial, initials or vector; span the words"
+            + " partial, short (a short first name before the surname, 'abe lincoln'), initials or vector;"
+            + " span the words"
             + " linked. config: kg (default: the only or most"
             + " recently loaded complete KG); maxEntities (default " + Limits.LINKED_ENTITIES + ", between 1 and "
             + Limits.MAX_LINKED_ENTITIES + ": spans of the question;"

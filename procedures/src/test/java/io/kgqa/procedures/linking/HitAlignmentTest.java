@@ -39,6 +39,18 @@ class HitAlignmentTest {
     }
 
     @Test
+    void anEnglishWordInPlaceOfANamesWordIsNoTypo() {
+        Predicate<String> english = w -> w.equals("have") || w.equals("pit");
+        List<HitAlignment.Hit> hits = List.of(hit("United States Navy"));
+        assertEquals(List.of(), HitAlignment.align(hits,
+                LinkText.tokens("what government does the united states have"), w -> false, english));
+        // a typo that happens to spell a word is still a typo
+        List<Candidate> pitt = HitAlignment.align(List.of(hit("Brad Pitt")), LinkText.tokens("films with brad pit"),
+                w -> false, english);
+        assertEquals(List.of("Brad Pitt|fuzzy|2"), pitt.stream().map(c -> c.name + "|" + c.how + "|" + c.start).toList());
+    }
+
+    @Test
     void aNameWithARegionTagIsSaidWithoutIt() {
         List<Candidate> found = HitAlignment.align(List.of(hit("Denmark-GB"), hit("Denmark national football team")),
                 LinkText.tokens("what language do they speak in denmark"), w -> w.equals("national"), w -> false);
@@ -120,6 +132,22 @@ class HitAlignmentTest {
         Candidate typo = partial("Portrait Werner Herzog", "films by Hertzog");
         assertEquals(LinkScoring.PARTIAL_MATCH - LinkScoring.PARTIAL_EXTRA_WORD * 1 - LinkScoring.EDIT_PENALTY * 1 / 6,
                 typo.match);
+    }
+
+    @Test
+    void aShortFirstNameBeforeTheSurnameNamesThePerson() {
+        Candidate abe = partial("Abraham Lincoln", "what town was abe lincoln born in");
+        assertEquals(List.of("short", 3, 5), List.of(abe.how, abe.start, abe.end));
+        assertEquals(LinkScoring.SHORT_FIRST_NAME_MATCH, abe.match);
+        // in lower case too, though the surname is a common word: the first name says a person
+        List<Candidate> ben = HitAlignment.align(List.of(hit("Benjamin Franklin"), hit("Franklin")),
+                LinkText.tokens("what jobs did ben franklin do"), w -> false, w -> w.equals("franklin"));
+        assertEquals(List.of("Benjamin Franklin|short|3|5", "Franklin|fulltext|4|5"),
+                ben.stream().map(c -> c.name + "|" + c.how + "|" + c.start + "|" + c.end).toList());
+        // another first name, a misspelt surname, or the whole first name: the surname alone or nothing
+        assertEquals("partial", partial("Abraham Lincoln", "what did bob lincoln do").how);
+        assertEquals("partial", partial("Abraham Lincoln", "what did abe lincon do").how);
+        assertEquals("partial", partial("Ben Franklin", "what did ben franklin do").how);
     }
 
     @Test
