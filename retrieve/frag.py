@@ -21,7 +21,8 @@ Graphs" (2025):
    stored embeddings (``(:Relation {embedding})``) to the question (keep ``keep_relations`` = 64). Paths are
    ranked by the KG's path ranker (:mod:`kgqa.models.frag_ranker`, FRAG's reranking step, learned per KG by
    ``kgqa train all``): the similarity of the verbalised chain to the question with its topic entity
-   removed, how well the chain's relations match the question's words (see
+   removed (the cosine of the KG's fine-tuned question-to-path scorer when it has one, else of the sentence
+   encoder), how well the chain's relations match the question's words (see
    :class:`~kgqa.retrieve.frag_ranking.WordMatch`), and whether the kind of thing the chain arrives at is
    what the question asks for ("which city", "who"); ties go to end nodes reached by more paths, then by
    PageRank. The best ``keep_paths`` = 32 are kept, most relevant first.
@@ -56,7 +57,15 @@ from kgqa.models.encoder import embed
 from kgqa.models.frag_ranker import FEATURES, FragRanker, load_ranker
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.frag_paths import Step, Subgraph, path_triplets, shortest_paths, simple_paths
-from kgqa.retrieve.frag_ranking import WordMatch, feature_rows, prune_relations, rank_paths, relation_query
+from kgqa.retrieve.frag_ranking import (
+    ChainSimilarity,
+    WordMatch,
+    core_chain,
+    feature_rows,
+    prune_relations,
+    rank_paths,
+    relation_query,
+)
 from neo4j import Driver
 
 HopRange = Literal["simple", "complex"]
@@ -85,6 +94,8 @@ class FragConfig:
     # whether a path has that length, in these hop ranges (in complex mode the shortest path to an answer is
     # often shorter than the question).
     hop_count_ranges: tuple[str, ...] = ("simple", "complex")
+    # Extension: the chain similarity is the KG's question-to-path scorer's, when it has one
+    path_scorer: bool = True
 
 
 @dataclass
@@ -101,6 +112,7 @@ class FragTrace(MethodTrace):
     relation_scores: dict[str, float] = field(default_factory=dict)
     ranker: str = ""  # whose weights ranked the chains: the KG's learned ones, or the defaults
     asked_for: str = ""  # what the question asks for, as the ranker compared it with the chains' ends
+    chain_similarity: str = ""  # whose cosines the similarity feature is: "path scorer" or "sentence encoder"
     # With FragRetriever(trace_stages=True): the entity names each stage still holds, so that a benchmark can
     # say where a gold answer was lost: "subgraph" (after PPR pruning), "path_ends" (ends of the candidate
     # paths over the kept relations), "kept" (every node on the kept paths), "kept_ends" (their end nodes).
@@ -136,6 +148,7 @@ class _Candidates:
     model: str | None
     ranker: FragRanker
     groups: dict[int, int]
+    chain_similarity: ChainSimilarity | None = None
 
 
 _GC_LOCK = threading.Lock()
@@ -240,6 +253,7 @@ class FragRetriever(Retriever):
                 asked=trace.asked_for,
                 question=question,
                 groups=found.groups,
+                chain_similarity=found.chain_similarity,
             )
             timings["frag_rank"] = _ms(mark)
         sub, paths = found.sub, found.paths
@@ -315,7 +329,30 @@ class FragRetriever(Retriever):
             if e.id in position
         }
         prefer = hops_predicted if hop_range in cfg.hop_count_ranges else None
-        return _Candidates(sub, paths, question_vector, word_match, prefer, model, ranker, groups)
+        chain_similarity = self._chain_similarity(question, kg, topic_entities)
+        trace.chain_similarity = "sentence encoder" if chain_similarity is None else "path scorer"
+        return _Candidates(
+            sub,
+            paths,
+            question_vector,
+            word_match,
+            prefer,
+            model,
+            ranker,
+            groups,
+            chain_similarity,
+        )
+
+    def _chain_similarity(
+        self, question: str, kg: str, topic_entities: Sequence[LinkedEntity]
+    ) -> ChainSimilarity | None:
+        """The KG's question-to-path scorer as FRAG's chain similarity, when the KG has one: fine-tuned on its
+        questions, it tells chains apart better than the frozen encoder."""
+        scorer = registry.path_scorer(kg) if self.config.path_scorer else None
+        if scorer is None:
+            return None
+        spans = [t for e in topic_entities for t in (e.span, e.name) if t]
+        return lambda chains: scorer.cosines(question, spans, [core_chain(c) for c in chains])
 
     def chain_features(
         self, question: str, kg: str, topic_entities: Sequence[LinkedEntity]
@@ -338,6 +375,7 @@ class FragRetriever(Retriever):
             found.ranker,
             trace.asked_for,
             question,
+            found.chain_similarity,
         )
         return chains, features
 

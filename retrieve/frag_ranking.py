@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -124,9 +124,17 @@ def _relation_stems(name: str) -> frozenset[str]:
     return frozenset(s for s in (_stem(w) for w in f"{words.phrase} {words.subject}".split()) if s)
 
 
+ChainSimilarity = Callable[[Sequence[tuple[Step, ...]]], np.ndarray]  # chains -> cos(question, chain)
+
+
+def core_chain(chain: Sequence[Step]) -> tuple[tuple[str, str], ...]:
+    """A FRAG chain as :mod:`kgqa.core.chains` writes one: (relation, "out" | "in") per step."""
+    return tuple((relation, "out" if forward else "in") for relation, forward in chain)
+
+
 def chain_text(chain: Sequence[Step]) -> str:
     """A relation chain in words, each hop as a question would name it (:mod:`kgqa.core.relation_text`)."""
-    return chain_words([(relation, "out" if forward else "in") for relation, forward in chain])
+    return chain_words(core_chain(chain))
 
 
 def _step_key(step: Step) -> str:
@@ -218,11 +226,16 @@ def feature_rows(
     ranker: FragRanker,
     asked: str,
     question_text: str = "",
+    chain_similarity: ChainSimilarity | None = None,
 ) -> np.ndarray:
-    """One row of :data:`~kgqa.models.frag_ranker.FEATURES` per chain."""
+    """One row of :data:`~kgqa.models.frag_ranker.FEATURES` per chain. ``chain_similarity``: the KG's
+    question-to-path scorer's cosines, when it has one, in place of the frozen encoder's."""
     if not chains:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
-    similarity = _CHAINS.get([chain_text(chain) for chain in chains], model) @ question_vector
+    if chain_similarity is not None:
+        similarity = chain_similarity(chains)
+    else:
+        similarity = _CHAINS.get([chain_text(chain) for chain in chains], model) @ question_vector
     kind_fit = np.zeros(len(chains), dtype=np.float32)
     if asked:
         kinds = [ranker.kinds.get(_step_key(chain[-1])) or _arrives_at(chain[-1]) for chain in chains]
@@ -261,6 +274,7 @@ def rank_paths(
     asked: str = "",
     question: str = "",
     groups: dict[int, int] | None = None,
+    chain_similarity: ChainSimilarity | None = None,
 ) -> list[tuple[float, list[int], list[Step]]]:
     """Paths by how well their relation chain fits the question, best first: the KG's ranker weighs the
     chain's features (:func:`feature_rows`); ties go to end nodes reached by more paths (a director of
@@ -273,7 +287,9 @@ def rank_paths(
         return []
     ranker = ranker or FragRanker()
     chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
-    features = feature_rows(chains, question_vector, word_match, prefer_hops, model, ranker, asked, question)
+    features = feature_rows(
+        chains, question_vector, word_match, prefer_hops, model, ranker, asked, question, chain_similarity
+    )
     scores = features @ np.asarray(ranker.weights.vector(), dtype=np.float32)
     chain_score = {chain: float(s) for chain, s in zip(chains, scores, strict=True)}
     multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}

@@ -99,6 +99,15 @@ def test_sgrag_ranks_the_chains_walkable_from_the_topic_with_the_path_scorer(fb1
     assert profile is not None and profile.parts["path_scorer"].metrics["chain_at_1_held_out"] > 0.5
 
 
+def test_frag_ranks_its_chains_with_the_path_scorers_cosines(fb15k: str) -> None:
+    """FRAG's chain similarity is the KG's fine-tuned scorer's, and its paths reach the answer."""
+    done = run_kgqa("ask", "where was steven spielberg born", "--kg", fb15k, "--method", "frag", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["trace"]["chain_similarity"] == "path scorer"
+    assert "Cincinnati" in result["answers"]
+
+
 def test_sgrag_joins_two_topics_on_what_both_reach(fb15k: str, driver: Any) -> None:
     """A question naming two entities: sgrag's answers are the ends that a chain from each of them reaches,
     the pair the scorer finds likeliest, with a confidence on the scale of one chain's."""

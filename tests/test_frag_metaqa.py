@@ -10,6 +10,7 @@ import pytest
 from kgqa.evaluation.metaqa import read_questions
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.frag import FragRetriever, FragTrace
+from kgqa.retrieve.linking import link_entities
 from neo4j import Driver
 
 
@@ -91,3 +92,35 @@ def test_paths_are_ranked_by_the_kgs_ranker(driver: Driver, metaqa_models: str) 
     )
     assert trace(evidence.trace).ranker == "default weights"
     assert evidence.path_scores and set(evidence.path_scores) == {0.0}
+
+
+def test_the_chain_similarity_is_the_path_scorers_when_the_kg_has_one(
+    driver: Driver, metaqa_models: str
+) -> None:
+    import numpy as np
+    from kgqa.models import registry
+    from kgqa.retrieve.frag import FragConfig
+    from kgqa.retrieve.frag_ranking import core_chain
+
+    question = "who directed the films that Lee Pace starred in"
+    topics = link_entities(driver, question, metaqa_models)
+    assert [t.name for t in topics] == ["Lee Pace"]
+    scorer = registry.path_scorer(metaqa_models)
+    chains, features = FragRetriever(driver).chain_features(question, metaqa_models, topics)
+    frozen_chains, frozen = FragRetriever(driver, FragConfig(path_scorer=False)).chain_features(
+        question, metaqa_models, topics
+    )
+    assert chains and chains == frozen_chains
+    similarity = features[:, 0]
+    if scorer is None:  # the KG's own questions said its scorer ranks worse: the sentence encoder's cosines
+        np.testing.assert_allclose(similarity, frozen[:, 0], rtol=1e-5)
+    else:
+        spans = [t for e in topics for t in (e.span, e.name) if t]
+        expected = scorer.cosines(question, spans, [core_chain(c) for c in chains])
+        np.testing.assert_allclose(similarity, expected, rtol=1e-4, atol=1e-5)
+        assert not np.allclose(similarity, frozen[:, 0])
+    # every other feature is the same either way
+    np.testing.assert_allclose(features[:, 1:], frozen[:, 1:], rtol=1e-5)
+    answerer = QuestionAnswerer(driver, kg=metaqa_models, retriever=FragRetriever(driver))
+    used = trace(answerer.ask(question).evidence.trace).chain_similarity
+    assert used == ("sentence encoder" if scorer is None else "path scorer")
