@@ -501,11 +501,9 @@ def excerpts(cfg: Mapping[str, Any], section: str) -> list[str]:
         command = item.get("command") or first_command(path)
         detail = ", ".join(link(REPO / d) for d in item.get("detail") or [] if d != item["file"])
         lines += [*table, ""]
-        if command:
-            lines.append(f"`{command}`")
-            lines.append("")
-        source = f"Copied from {link(path)}" + (f" ({item['heading']})" if item.get("heading") else "")
-        lines += [source + (f"; detail: {detail}." if detail else "."), ""]
+        source = f"copied from {link(path)}" + (f" ({item['heading']})" if item.get("heading") else "")
+        source += f"; detail: {detail}." if detail else "."
+        lines += [f"`{command}`, {source}" if command else source[0].upper() + source[1:], ""]
     return lines
 
 
@@ -643,6 +641,7 @@ def render(cfg: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     lines += metaqa_section(cfg)
     lines += fb15k_section(cfg)
     lines += webqsp_section(cfg)
+    lines += excerpts(cfg, "webqsp")
     lines += ["## Entity linking", "", *excerpts(cfg, "linking")]
     lines += latency_section(cfg)
     lines += load_section(cfg)

@@ -64,6 +64,7 @@ class EvalConfig:
     chart: bool = True
     given_topic: bool = False  # WebQSP/CWQ: the dataset's topic entities instead of the linker's
     extra: dict[str, Any] = field(default_factory=dict)
+    rerun: str = ""  # the command that reruns this, when a script with its own answerer ran it
 
     def __post_init__(self) -> None:
         self.method = canonical(self.method or DEFAULT_METHOD)
@@ -104,6 +105,8 @@ class EvalConfig:
         }
 
     def command(self) -> str:
+        if self.rerun:
+            return self.rerun
         parts = ["kgqa", "eval", self.dataset, "--split", self.split]
         if self.hops:
             parts += ["--hops", ",".join(str(h) for h in self.hops)]
