@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+from kgqa.cli.options import json_option, kg_option
 from kgqa.graph.connection import open_driver
 from kgqa.qa.answering import MAX_K, Result, answer_question
 from kgqa.qa.methods import METHODS
@@ -15,9 +16,7 @@ from rich.table import Table
 
 @click.command()
 @click.argument("question")
-@click.option(
-    "--kg", default=None, help="Knowledge graph to ask (default: the only or most recently loaded one)."
-)
+@kg_option("ask")
 @click.option(
     "--method",
     default="auto",
@@ -39,7 +38,7 @@ from rich.table import Table
     type=click.IntRange(1, MAX_K),
     help="Maximum number of evidence triplets.",
 )
-@click.option("--json", "as_json", is_flag=True, help='Print one JSON object (README.md, "Using it").')
+@json_option('the answer and its evidence (README.md, "Using it")')
 @click.option(
     "--graph",
     "graph_file",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from kgqa.cli.options import json_option
 from kgqa.core.errors import BadInput
 from kgqa.evaluation.datasets import DATASETS, SPLITS
 
@@ -104,7 +105,7 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-chart", is_flag=True, help="Skip the PNG chart.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report JSON instead of the table.")
+@json_option("the report (instead of the table)")
 def eval_command(
     dataset: str,
     split: str | None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import click
+from kgqa.cli.options import json_option, kg_option
 from kgqa.cli.output import print_table
 from kgqa.graph.connection import open_driver
 from kgqa.graph.kg import resolve_kg
@@ -13,10 +14,8 @@ from kgqa.retrieve.linking import link_report
 
 @click.command()
 @click.argument("question")
-@click.option(
-    "--kg", default=None, help="Knowledge graph to link in (default: the only or most recently loaded one)."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@kg_option("link in")
+@json_option("the report")
 def link(question: str, kg: str | None, as_json: bool) -> None:
     """Show the spans of QUESTION linked to entities, each with its score and why, and the other entities
     found but left out (the same in-database linker as `kgqa ask` and `CALL kgqa.link.entities`)."""

@@ -13,6 +13,7 @@ from kgqa.answer.local_llm import (
     install_server,
     missing_server_modules,
 )
+from kgqa.cli.options import count_option, json_option
 
 
 @click.group()
@@ -25,13 +26,7 @@ def _emit(status: LLMServerStatus, as_json: bool, text: str) -> None:
 
 
 @llm.command()
-@click.option(
-    "--port",
-    default=DEFAULT_PORT,
-    show_default=True,
-    type=click.IntRange(1, 65535),
-    help="Port on 127.0.0.1.",
-)
+@count_option("--port", DEFAULT_PORT, 1, 65535, "Port on 127.0.0.1.")
 @click.option(
     "--model",
     "model",
@@ -50,7 +45,7 @@ def _emit(status: LLMServerStatus, as_json: bool, text: str) -> None:
     show_default=True,
     help="Install llama-cpp-python[server] first when it is missing (compiles llama.cpp the first time).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option("the status")
 def serve(port: int, model: Path | None, threads: int | None, install: bool, as_json: bool) -> None:
     """Start the server in the background (a no-op when it runs already)."""
     server = LocalLLMServer()
@@ -69,7 +64,7 @@ def serve(port: int, model: Path | None, threads: int | None, install: bool, as_
 
 
 @llm.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option("the status")
 def status(as_json: bool) -> None:
     """Whether the local LLM server runs, and where."""
     current = LocalLLMServer().status()

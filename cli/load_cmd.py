@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 import click
+from kgqa.cli.options import count_option, json_option
 from kgqa.loaders.records import Issue
 
 SHOW_ISSUES = 20
@@ -36,13 +37,7 @@ def _quiet_notifications() -> None:
 @click.option("--bulk", is_flag=True, help="Import with neo4j-admin into an empty database (managed server).")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed line with a non-zero exit.")
 @click.option("--force", is_flag=True, help="Load again even when the same input was loaded already.")
-@click.option(
-    "--batch-size",
-    default=5000,
-    show_default=True,
-    type=click.IntRange(100, 100_000),
-    help="Triples per write transaction (online path).",
-)
+@count_option("--batch-size", 5000, 100, 100_000, "Triples per write transaction (online path).")
 @click.option(
     "--embeddings",
     "embeddings",
@@ -54,7 +49,7 @@ def _quiet_notifications() -> None:
     "Queries on the KG embed with the model it was loaded with.  [default: full]",
 )
 @click.option("--no-embeddings", is_flag=True, help="Skip embeddings (the same as --embeddings none).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("the summary")
 def load(
     source: str,
     paths: tuple[Path, ...],
@@ -121,7 +116,7 @@ def load(
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the KGs as a JSON list.")
+@json_option("the KGs (a list)")
 @click.option("--drop", "drop", default=None, metavar="NAME", help="Delete the KG NAME and everything in it.")
 def kgs(as_json: bool, drop: str | None) -> None:
     """The loaded KGs: counts, embedding model, when loaded, status, and the models `kgqa train all` made

@@ -5,20 +5,19 @@ from __future__ import annotations
 import os
 
 import click
+from kgqa.cli.options import count_option
 from kgqa.core.errors import KgqaError
+
+WORKERS_HELP = (
+    "Serving processes: the question-answering layer is Python, so one process answers one question at a "
+    "time between database calls; more use more cores."
+)
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to bind.")
-@click.option(
-    "--workers",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, 64),
-    help="Serving processes: the question-answering layer is Python, so one process answers one question "
-    "at a time between database calls; more use more cores.",
-)
+@count_option("--port", 8000, 1, 65535, "Port to bind.")
+@count_option("--workers", 1, 1, 64, WORKERS_HELP)
 @click.option(
     "--allow-host",
     "allow_hosts",

@@ -6,6 +6,7 @@ import json
 import time
 
 import click
+from kgqa.cli.options import json_option
 from kgqa.core import config
 from kgqa.core.errors import KgqaError
 from kgqa.graph.server import ManagedServer
@@ -26,7 +27,7 @@ def _refuse_external(action: str) -> None:
 
 
 @server.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option("the status")
 def start(as_json: bool) -> None:
     """Start the local server (assembling it on first use); a no-op when it already runs."""
     _refuse_external("start")
@@ -56,7 +57,7 @@ def stop() -> None:
 
 
 @server.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option("the status")
 def status(as_json: bool) -> None:
     """Whether the server runs, where, and which versions it has."""
     external = config.external_server()

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import click
+from kgqa.cli.options import Decorator, count_option, json_option
 
 KG = click.option("--kg", required=True, metavar="NAME", help="The loaded KG whose models to train.")
 QUESTIONS = click.option(
@@ -21,7 +22,33 @@ QUESTIONS = click.option(
 IF_MISSING = click.option(
     "--if-missing", is_flag=True, help="Keep the parts that are installed already (setup scripts)."
 )
-AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the KG's profile as JSON.")
+AS_JSON = json_option("the KG's profile")
+
+
+GSR_EXAMPLES_HELP = (
+    "Examples GSR's training reads in all (its epochs follow from how many distinct ones there are)."
+)
+PER_HOP_HELP = "SubgraphRAG's training questions per hop count."
+ROUTE_HELP = "Held-out questions per pool that every method answers for auto's route."
+
+
+def gsr_examples_option(flag: str) -> Decorator:
+    return count_option(flag, 150_000, 1000, 100_000_000, GSR_EXAMPLES_HELP, dest="gsr_examples")
+
+
+def subgraphrag_options(prefix: str) -> Decorator:
+    """SubgraphRAG's training questions per hop count and its epochs: ``--<prefix>per-hop`` and
+    ``--<prefix>epochs``."""
+    per_hop = count_option(
+        f"--{prefix}per-hop", 1000, 10, 1_000_000, PER_HOP_HELP, dest="subgraphrag_per_hop"
+    )
+    epochs = count_option(
+        f"--{prefix}epochs", 6, 1, 200, "Passes over the questions.", dest="subgraphrag_epochs"
+    )
+    return lambda command: per_hop(epochs(command))
+
+
+ROUTE_QUESTIONS = count_option("--route-questions", 150, 10, 100_000, ROUTE_HELP)
 
 
 @click.group()
@@ -67,28 +94,9 @@ def _summary(profile: object, as_json: bool) -> None:
 @KG
 @QUESTIONS
 @IF_MISSING
-@click.option(
-    "--gsr-examples",
-    default=150_000,
-    show_default=True,
-    type=click.IntRange(1000, 100_000_000),
-    help="Examples GSR's training reads in all (its epochs follow from how many distinct ones there are).",
-)
-@click.option(
-    "--subgraphrag-per-hop",
-    default=1000,
-    show_default=True,
-    type=click.IntRange(10, 1_000_000),
-    help="SubgraphRAG's training questions per hop count.",
-)
-@click.option("--subgraphrag-epochs", default=6, show_default=True, type=click.IntRange(1, 200))
-@click.option(
-    "--route-questions",
-    default=150,
-    show_default=True,
-    type=click.IntRange(10, 100_000),
-    help="Held-out questions per pool that every method answers to learn auto's route.",
-)
+@gsr_examples_option("--gsr-examples")
+@subgraphrag_options("subgraphrag-")
+@ROUTE_QUESTIONS
 @AS_JSON
 def train_all_command(
     kg: str,
@@ -130,7 +138,7 @@ def classifiers(kg: str, questions: tuple[Path, ...], as_json: bool) -> None:
 @train.command("route")
 @KG
 @QUESTIONS
-@click.option("--route-questions", default=150, show_default=True, type=click.IntRange(10, 100_000))
+@ROUTE_QUESTIONS
 @AS_JSON
 def route(kg: str, questions: tuple[Path, ...], route_questions: int, as_json: bool) -> None:
     """auto's route alone: every installed method answers the held-out questions again (minutes)."""
@@ -140,18 +148,17 @@ def route(kg: str, questions: tuple[Path, ...], route_questions: int, as_json: b
 @train.command("gsr")
 @KG
 @QUESTIONS
-@click.option("--examples", default=150_000, show_default=True, type=click.IntRange(1000, 100_000_000))
+@gsr_examples_option("--examples")
 @AS_JSON
-def gsr(kg: str, questions: tuple[Path, ...], examples: int, as_json: bool) -> None:
+def gsr(kg: str, questions: tuple[Path, ...], gsr_examples: int, as_json: bool) -> None:
     """GSR's chain generator: a small transformer encoder-decoder (torch), exported to ONNX."""
-    _summary(_run(kg, ("gsr",), questions, False, gsr_examples=examples), as_json)
+    _summary(_run(kg, ("gsr",), questions, False, gsr_examples=gsr_examples), as_json)
 
 
 @train.command("subgraphrag")
 @KG
 @QUESTIONS
-@click.option("--epochs", default=6, show_default=True, type=click.IntRange(1, 200))
-@click.option("--per-hop", default=1000, show_default=True, type=click.IntRange(10, 1_000_000))
+@subgraphrag_options("")
 @click.option(
     "--name",
     default=None,
@@ -163,8 +170,8 @@ def gsr(kg: str, questions: tuple[Path, ...], examples: int, as_json: bool) -> N
 def subgraphrag(
     kg: str,
     questions: tuple[Path, ...],
-    epochs: int,
-    per_hop: int,
+    subgraphrag_epochs: int,
+    subgraphrag_per_hop: int,
     name: str | None,
     if_missing: bool,
     as_json: bool,
@@ -177,8 +184,8 @@ def subgraphrag(
         ("subgraphrag",),
         questions,
         if_missing,
-        subgraphrag_epochs=epochs,
-        subgraphrag_per_hop=per_hop,
+        subgraphrag_epochs=subgraphrag_epochs,
+        subgraphrag_per_hop=subgraphrag_per_hop,
         subgraphrag_name=name,
     )
     _summary(profile, as_json)

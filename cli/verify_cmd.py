@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import click
+from kgqa.cli.options import json_option, kg_option
 from kgqa.graph.connection import open_driver
 from kgqa.qa.verification import verify_claim
 from rich.console import Console
@@ -12,10 +13,8 @@ from rich.console import Console
 
 @click.command()
 @click.argument("claim")
-@click.option(
-    "--kg", default=None, help="Knowledge graph to check against (default: the only or latest one)."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@kg_option("check against")
+@json_option("the verdict")
 def verify(claim: str, kg: str | None, as_json: bool) -> None:
     """Check CLAIM against a loaded knowledge graph (SimGRAG's fact verification)."""
     with open_driver() as driver:

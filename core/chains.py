@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 
 Step = tuple[str, str]  # (relation, "out" | "in")
 Chain = tuple[Step, ...]
-WAYS = ("out", "in")
 _MARK = {"out": ">", "in": "<"}
 
 

@@ -38,7 +38,6 @@ from kgqa.qa.methods import canonical, retriever_class
 T = TypeVar("T")
 R = TypeVar("R")
 REPORT_FORMAT = 1
-IDENTITY = ("dataset", "split", "method", "llm", "k", "kg")
 DEFAULT_KG = {"metaqa": "metaqa", "webqsp": "freebase", "cwq": "freebase"}
 DEFAULT_METHOD = "auto"
 MAX_CONSECUTIVE_ERRORS = 50

@@ -26,7 +26,7 @@ from kgqa.loaders.plan import InputPlan
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Issue, IssueSink, ParseStats
 from kgqa.loaders.schema import await_indexes
-from kgqa.loaders.write_paths import bulk_load, online_load
+from kgqa.loaders.write_paths import LoadJob, bulk_load, online_load
 from neo4j import Driver
 
 SOURCES: dict[str, Callable[[list[Path]], InputPlan]] = {
@@ -80,10 +80,8 @@ def load(
     digest = fingerprint(plan.paths, extra=f"{plan.source}|{plan.format}|{LOADER_VERSION}|{model}")
     sink = IssueSink(strict=options.strict, on_issue=on_issue)
     stats = ParseStats()
-    if options.bulk:
-        previous = bulk_load(options, plan, summary, sink, stats, print_to, digest, embedder)
-    else:
-        previous = online_load(options, plan, summary, sink, stats, print_to, digest, driver)
+    job = LoadJob(options, plan, summary, sink, stats, print_to, digest)
+    previous = bulk_load(job, embedder) if options.bulk else online_load(job, driver)
     if summary.already_loaded:
         summary.seconds = time.monotonic() - began
         return summary

@@ -12,6 +12,7 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,36 +31,42 @@ from neo4j import Driver
 from neo4j.exceptions import DriverError, Neo4jError
 
 
-def online_load(
-    options: LoadOptions,
-    plan: InputPlan,
-    summary: LoadSummary,
-    sink: IssueSink,
-    stats: ParseStats,
-    progress: Progress,
-    digest: str,
-    driver: Driver | None,
-) -> Previous | None:
+@dataclass(frozen=True)
+class LoadJob:
+    """One load: its options and input, and what it records as it goes; what either write path takes."""
+
+    options: LoadOptions
+    plan: InputPlan
+    summary: LoadSummary
+    sink: IssueSink
+    stats: ParseStats
+    progress: Progress
+    digest: str  # the input's fingerprint: a KG loaded from the same input is not loaded again
+
+
+def online_load(job: LoadJob, driver: Driver | None) -> Previous | None:
     from kgqa.loaders.online import OnlineWriter
+
+    plan, summary = job.plan, job.summary
 
     with driver_scope(driver) as drv:
         ensure_schema(drv, dimensions(summary.embedding_model))
         existing = kg_info(drv, summary.kg)
-        if _skip_if_loaded(drv, existing, summary, options, digest):
+        if _skip_if_loaded(drv, existing, job):
             return None
         previous = Previous(existing.get("embedding_model") if existing else None)
         before = _kg_properties(drv, summary.kg) if existing is not None else None
         _begin(drv, summary, plan)
         writer = OnlineWriter(
-            drv, summary.kg, plan.default_name, batch_size=options.batch_size, spool_dir=_scratch_dir()
+            drv, summary.kg, plan.default_name, batch_size=job.options.batch_size, spool_dir=_scratch_dir()
         )
         try:
             t0 = time.monotonic()
-            _parse_all(plan, sink, stats, writer.add, progress)
+            _parse_all(plan, job.sink, job.stats, writer.add, job.progress)
             writer.flush()
             summary.phases["parse_and_write"] = time.monotonic() - t0
             t0 = time.monotonic()
-            previous.labels_without_facts = writer.apply_labels(progress)
+            previous.labels_without_facts = writer.apply_labels(job.progress)
             summary.phases["names"] = time.monotonic() - t0
         except KgqaError as failed:
             # Left as it was before the load where that can be done: a new KG goes, a KG that got nothing
@@ -82,18 +89,11 @@ def online_load(
         return previous
 
 
-def bulk_load(
-    options: LoadOptions,
-    plan: InputPlan,
-    summary: LoadSummary,
-    sink: IssueSink,
-    stats: ParseStats,
-    progress: Progress,
-    digest: str,
-    embedder: Embedder | None,
-) -> Previous | None:
+def bulk_load(job: LoadJob, embedder: Embedder | None) -> Previous | None:
     from kgqa.graph.server import ManagedServer
     from kgqa.loaders.bulk import add_vectors, close_pool, finish, neo4j_import, stage
+
+    plan, summary = job.plan, job.summary
 
     if config.external_server() is not None:
         raise BadInput(
@@ -102,11 +102,11 @@ def bulk_load(
         )
     server = ManagedServer()
     if server.pid() is None:
-        progress.log("kgqa: starting the local Neo4j")
-        server.start(on_progress=lambda message: progress.log(f"kgqa: {message}"))
+        job.progress.log("kgqa: starting the local Neo4j")
+        server.start(on_progress=lambda message: job.progress.log(f"kgqa: {message}"))
     with driver_scope(None) as drv:
         existing = kg_info(drv, summary.kg)
-        if _skip_if_loaded(drv, existing, summary, options, digest):
+        if _skip_if_loaded(drv, existing, job):
             return None
         record = drv.execute_query(render("load/other_content"), kg=summary.kg).records[0]
         if record["kgs"] or record["foreign"]:
@@ -120,19 +120,19 @@ def bulk_load(
     staged = None
     try:
         t0 = time.monotonic()
-        staged = stage(plan, staging, sink, stats, progress)
-        _require_facts(plan, sink, stats)
+        staged = stage(plan, staging, job.sink, job.stats, job.progress)
+        _require_facts(plan, job.sink, job.stats)
         summary.phases["parse_and_stage"] = time.monotonic() - t0
         t0 = time.monotonic()
-        files = finish(staged, summary.kg, plan.default_name, progress)
+        files = finish(staged, summary.kg, plan.default_name, job.progress)
         summary.phases["dedupe_and_csv"] = time.monotonic() - t0
-        if options.embeddings:  # imported with the nodes: the vector index is then built once
+        if job.options.embeddings:  # imported with the nodes: the vector index is then built once
             t0 = time.monotonic()
             embed = embedder or default_embedder(summary.embedding_model)
-            summary.embedded_entities = add_vectors(files, embed, progress)
+            summary.embedded_entities = add_vectors(files, embed, job.progress)
             summary.phases["embeddings"] = time.monotonic() - t0
         t0 = time.monotonic()
-        with progress.step("neo4j-admin import"), server.offline_import(summary.kg) as imported:
+        with job.progress.step("neo4j-admin import"), server.offline_import(summary.kg) as imported:
             done = neo4j_import(server.admin, files, staging / "import.report")
             imported()
         summary.phases["import"] = time.monotonic() - t0
@@ -148,17 +148,16 @@ def bulk_load(
     return Previous(None, files.labels_without_facts, files.relation_counts)
 
 
-def _skip_if_loaded(
-    driver: Driver, existing: dict[str, Any] | None, summary: LoadSummary, options: LoadOptions, digest: str
-) -> bool:
+def _skip_if_loaded(driver: Driver, existing: dict[str, Any] | None, job: LoadJob) -> bool:
     """True when a complete KG from the same input is in the graph as recorded (counts checked live)."""
     if existing is None:
         return False
+    summary = job.summary
     if existing.get("source") not in (None, summary.source):
         raise BadInput(
             f"KG {summary.kg!r} already holds a {existing['source']} graph; choose another name with --kg"
         )
-    if existing.get("status") != "complete" or existing.get("fingerprint") != digest or options.force:
+    if existing.get("status") != "complete" or existing.get("fingerprint") != job.digest or job.options.force:
         return False
     live = live_counts(driver, summary.kg)
     if any(live[key] != existing.get(key) for key in ("entities", "relationships")):

@@ -14,14 +14,12 @@ from pathlib import Path
 from kgqa.core.config import external_server, models_dir
 from kgqa.core.errors import ModelMissing
 from kgqa.models import kg_models
-from kgqa.models.gsr import ChainModel
 from kgqa.models.path_scorer import META_FILE as PATH_SCORER_META
 from kgqa.models.path_scorer import PathScorer, ranks_sgrag
 from kgqa.models.question_classifiers import METADATA_FILE, QuestionClassifiers, load_question_classifiers
 
 _LOCK = threading.Lock()
 _CLASSIFIERS: dict[Path, tuple[float, QuestionClassifiers]] = {}
-_CHAIN_MODELS: dict[Path, tuple[float, ChainModel]] = {}
 _PATH_SCORERS: dict[Path, tuple[float, PathScorer]] = {}
 
 
@@ -52,21 +50,7 @@ def forget_loaded_models() -> None:
     """Drop what this process loaded, so that a model trained since is read again (`kgqa train` does it)."""
     with _LOCK:
         _CLASSIFIERS.clear()
-        _CHAIN_MODELS.clear()
         _PATH_SCORERS.clear()
-
-
-def gsr_chain_model(kg: str) -> ChainModel:
-    """KG ``kg``'s GSR chain generator in this process (onnxruntime, cached), for scoring given chains."""
-    directory = kg_models.part_dir(kg, "gsr")
-    stamp = _stamp(directory / "meta.json")
-    with _LOCK:
-        cached = _CHAIN_MODELS.get(directory)
-        if cached is None or cached[0] != stamp:
-            if not gsr_model_installed(kg):
-                raise ModelMissing(f"GSR model for KG {kg!r}", kg_models.train_command(kg), str(directory))
-            cached = _CHAIN_MODELS[directory] = (stamp, ChainModel(directory))
-        return cached[1]
 
 
 def path_scorer(kg: str) -> PathScorer | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from kgqa.answer.llm import LLMAnswerer, LLMConfig
@@ -48,101 +49,23 @@ INSTRUCTIONS = (
     "question asks for. Reply with JSON only."
 )
 
-# Written for this project (not taken from any benchmark's question files).
-EXAMPLES: list[tuple[str, dict[str, Any]]] = [
-    (
-        "who composed the music for Blue Harbour",
-        {
-            "divided": ["a person composed the music for Blue Harbour"],
-            "graph": [["Blue Harbour", "music composed by", "UNKNOWN person 1"]],
-            "answer": "UNKNOWN person 1",
-        },
-    ),
-    (
-        "which novels did the author of The Quiet Orchard also write",
-        {
-            "divided": ["a writer wrote The Quiet Orchard", "the writer also wrote novels"],
-            "graph": [
-                ["The Quiet Orchard", "written by", "UNKNOWN writer 1"],
-                ["UNKNOWN novel 1", "written by", "UNKNOWN writer 1"],
-            ],
-            "answer": "UNKNOWN novel 1",
-        },
-    ),
-    (
-        "in what year were the songs sung by Mara Lind released",
-        {
-            "divided": ["Mara Lind sang songs", "the songs were released in a year"],
-            "graph": [
-                ["UNKNOWN song 1", "sung by", "Mara Lind"],
-                ["UNKNOWN song 1", "release year", "UNKNOWN year 1"],
-            ],
-            "answer": "UNKNOWN year 1",
-        },
-    ),
-    (
-        "who played for both the Harbor Hawks and the Valley Foxes",
-        {
-            "divided": ["a player played for the Harbor Hawks", "the player played for the Valley Foxes"],
-            "graph": [
-                ["UNKNOWN player 1", "plays for", "Harbor Hawks"],
-                ["UNKNOWN player 1", "plays for", "Valley Foxes"],
-            ],
-            "answer": "UNKNOWN player 1",
-        },
-    ),
-    (
-        "in which countries were the novels by the author of Paper Lanterns published",
-        {
-            "divided": [
-                "a writer wrote Paper Lanterns",
-                "the writer wrote novels",
-                "the novels were published in countries",
-            ],
-            "graph": [
-                ["Paper Lanterns", "written by", "UNKNOWN writer 1"],
-                ["UNKNOWN novel 1", "written by", "UNKNOWN writer 1"],
-                ["UNKNOWN novel 1", "published in", "UNKNOWN country 1"],
-            ],
-            "answer": "UNKNOWN country 1",
-        },
-    ),
-    (
-        "which 1998 games did Ivo Brandt design",
-        {
-            "divided": ["Ivo Brandt designed games", "the games came out in 1998"],
-            "graph": [
-                ["UNKNOWN game 1", "designed by", "Ivo Brandt"],
-                ["UNKNOWN game 1", "release year", "1998"],
-            ],
-            "answer": "UNKNOWN game 1",
-        },
-    ),
-    (
-        "who sang in the same choir as Lena Voss",
-        {
-            "divided": ["Lena Voss sang in a choir", "another singer sang in the choir"],
-            "graph": [
-                ["UNKNOWN choir 1", "member", "Lena Voss"],
-                ["UNKNOWN choir 1", "member", "UNKNOWN singer 1"],
-            ],
-            "answer": "UNKNOWN singer 1",
-        },
-    ),
-    (
-        "what style is Salt Road painted in",
-        {
-            "divided": ["Salt Road is painted in a style"],
-            "graph": [["Salt Road", "style", "UNKNOWN style 1"]],
-            "answer": "UNKNOWN style 1",
-        },
-    ),
-]
+# Question -> pattern examples, written for this project (not taken from any benchmark's question files),
+# about made-up names so that no KG's facts leak into the prompt; kept as data beside this module.
+EXAMPLES_FILE = Path(__file__).with_name("simgrag_llm_examples.jsonl")
+
+
+def examples() -> list[tuple[str, dict[str, Any]]]:
+    """The few-shot examples: (question, its pattern as the LLM is asked to write it)."""
+    out = []
+    for line in EXAMPLES_FILE.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        out.append((record.pop("question"), record))
+    return out
 
 
 def messages_for(question: str) -> list[dict[str, str]]:
     out = [{"role": "system", "content": INSTRUCTIONS}]
-    for text, pattern in EXAMPLES:
+    for text, pattern in examples():
         out.append({"role": "user", "content": text})
         out.append({"role": "assistant", "content": json.dumps(pattern)})
     out.append({"role": "user", "content": without_brackets(question)})

@@ -10,17 +10,20 @@ their score order.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import ClassVar
 
 from kgqa.core.types import Evidence, LinkedEntity
 from neo4j import Driver
 
 
+@dataclass(eq=False)
 class Retriever(ABC):
-    name: ClassVar[str]
+    """A method's retriever: its knobs are its dataclass fields, after the driver it queries through
+    (compared by identity, as the live objects they are)."""
 
-    def __init__(self, driver: Driver) -> None:
-        self.driver = driver
+    name: ClassVar[str]
+    driver: Driver
 
     @abstractmethod
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:

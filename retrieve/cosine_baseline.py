@@ -17,36 +17,31 @@ sums are not probabilities, so SubgraphRAG's leaf rule does not apply.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from kgqa.core.limits import ROW_CAP
 from kgqa.core.types import LinkedEntity, Triplet
 from kgqa.graph.cypher import render
 from kgqa.graph.kg import kg_embedding_model
-from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, HopPredictor, SubgraphRagRetriever, embed_question
-from neo4j import Driver, RoutingControl
+from kgqa.retrieve.subgraphrag import DEFAULT_HOPS, SubgraphRagRetriever, embed_question
+from neo4j import RoutingControl
 
 DEFAULT_MAX_CANDIDATES = ROW_CAP
 
 COSINE_QUERY = render("subgraphrag/cosine")
 
 
+@dataclass(eq=False)
 class CosineRetriever(SubgraphRagRetriever):
-    """Top-K candidate triples by summed cosine similarity of the question to head, relation and tail."""
+    """Top-K candidate triples by summed cosine similarity of the question to head, relation and tail; the
+    radius and the hop prediction as for SubgraphRAG."""
 
     name = "cosine"
 
-    def __init__(
-        self,
-        driver: Driver,
-        hops: int | None = None,
-        max_candidates: int = DEFAULT_MAX_CANDIDATES,
-        hop_predictor: HopPredictor | None = None,
-    ) -> None:
-        """``hops`` fixes the candidate radius and turns the hop prediction off (as for SubgraphRAG)."""
-        super().__init__(
-            driver, hops=hops, max_candidates=max_candidates, hop_predictor=hop_predictor, select_walks=False
-        )
+    model: str | None = field(default=None, init=False)  # untrained: no model
+    max_candidates: int | None = DEFAULT_MAX_CANDIDATES
+    select_walks: bool = field(default=False, init=False)
 
     def _check_model(self, kg: str) -> None:
         """Untrained: there is no model to check."""

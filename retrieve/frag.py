@@ -66,7 +66,6 @@ from kgqa.retrieve.frag_ranking import (
     rank_paths,
     relation_query,
 )
-from neo4j import Driver
 
 HopRange = Literal["simple", "complex"]
 DEFAULT_HUB_DEGREE = 200
@@ -181,29 +180,21 @@ def _cyclic_gc_paused() -> Iterator[None]:
                     gc.enable()
 
 
+@dataclass(eq=False)
 class FragRetriever(Retriever):
+    """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by default
+    the KG's own classifier. Without an installed classifier every question is complex (the paper's fallback
+    when it cannot tell), and the trace says so. ``trace_stages`` records what each stage kept
+    (``FragTrace.stages``; for benchmarks: it can be thousands of names). ``ranker``: the path ranker for
+    every KG (ablations); None: each KG's own (:func:`load_ranker`)."""
+
     name = "frag"
 
-    def __init__(
-        self,
-        driver: Driver,
-        config: FragConfig | None = None,
-        hop_predictor: HopPredictor | None = None,
-        hop_range: HopRange | None = None,
-        trace_stages: bool = False,
-        ranker: FragRanker | None = None,
-    ) -> None:
-        """``hop_range`` forces simple/complex (tests, ablations); otherwise ``hop_predictor`` decides, by
-        default the KG's own classifier. Without an installed classifier every question is complex (the
-        paper's fallback when it cannot tell), and the trace says so. ``trace_stages`` records what each
-        stage kept (``FragTrace.stages``; for benchmarks: it can be thousands of names). ``ranker``: the path
-        ranker for every KG (ablations); by default each KG's own (:func:`load_ranker`)."""
-        super().__init__(driver)
-        self.config = config or FragConfig()
-        self._ranker = ranker
-        self.trace_stages = trace_stages
-        self._hop_range = hop_range
-        self._hop_predictor = hop_predictor
+    config: FragConfig = field(default_factory=FragConfig)
+    hop_predictor: HopPredictor | None = None
+    hop_range: HopRange | None = None
+    trace_stages: bool = False
+    ranker: FragRanker | None = None
 
     # hop range ---------------------------------------------------------------------------------------------
 
@@ -211,9 +202,9 @@ class FragRetriever(Retriever):
         self, question: str, kg: str, topic_entities: Sequence[LinkedEntity]
     ) -> tuple[HopRange, str, int | None]:
         """(hop range, where it came from, predicted hop count if the classifier gives one)."""
-        if self._hop_range is not None:
-            return self._hop_range, "given", None
-        predictor = self._hop_predictor
+        if self.hop_range is not None:
+            return self.hop_range, "given", None
+        predictor = self.hop_predictor
         if predictor is None:
             try:
                 predictor = classifier_hop_predictor(kg)
@@ -296,7 +287,7 @@ class FragRetriever(Retriever):
         cfg = self.config
         hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
         mark = time.perf_counter()
-        ranker = self._ranker or load_ranker(kg)
+        ranker = self.ranker or load_ranker(kg)
         sub = self._subgraph(kg, [e.id for e in topic_entities], hops, trace, ranker.hub_degree)
         timings["frag_subgraph"] = _ms(mark)
 

@@ -17,7 +17,7 @@ from kgqa.graph.cypher import render
 from kgqa.models import registry
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.paths import TemplateMatch, rank_answers, select_paths
-from neo4j import Driver, RoutingControl
+from neo4j import RoutingControl
 
 DEFAULT_BEAMS = 10
 DEFAULT_KEEP = 3  # chains that reach something, as GSR keeps
@@ -33,21 +33,13 @@ class GsrTrace(MethodTrace):
     paths_truncated: bool = False  # a chain had more paths than the procedure's maxPaths
 
 
+@dataclass(eq=False)
 class GsrRetriever(Retriever):
     name = "gsr"
 
-    def __init__(
-        self,
-        driver: Driver,
-        model: str | None = None,
-        beams: int = DEFAULT_BEAMS,
-        keep: int = DEFAULT_KEEP,
-    ) -> None:
-        """``model``: a GSR model installed by name; None (the default): each KG's own."""
-        super().__init__(driver)
-        self.model = model
-        self.beams = beams
-        self.keep = keep
+    model: str | None = None  # a GSR model installed by name; None: each KG's own
+    beams: int = DEFAULT_BEAMS
+    keep: int = DEFAULT_KEEP
 
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         evidence = Evidence(question=question, method=self.name, kg=kg, topic_entities=list(topic_entities))

@@ -80,32 +80,23 @@ def run_template(
     return run_steps(driver, path_query(parse_chain_key(chain), chain), chain, kg, topic_ids, max_paths)
 
 
+@dataclass(eq=False)
 class SgragRetriever(Retriever):
     name = "sgrag"
 
-    def __init__(
-        self,
-        driver: Driver,
-        classifiers: QuestionClassifiers | None = None,
-        max_paths: int = DEFAULT_MAX_PATHS,
-        max_types: int = DEFAULT_MAX_TYPES,
-        use_path_scorer: bool = True,
-    ) -> None:
-        """``classifiers``: the chain classifier to use on every KG (tests); by default each KG's own."""
-        super().__init__(driver)
-        self._classifiers = classifiers
-        self.max_paths = max_paths
-        self.max_types = max_types
-        self.use_path_scorer = use_path_scorer
+    classifiers: QuestionClassifiers | None = None  # the chain classifier on every KG (tests); None: the KG's
+    max_paths: int = DEFAULT_MAX_PATHS
+    max_types: int = DEFAULT_MAX_TYPES
+    use_path_scorer: bool = True
 
-    def classifiers(self, kg: str) -> QuestionClassifiers:
-        return self._classifiers or registry.question_classifiers(kg)
+    def classifiers_of(self, kg: str) -> QuestionClassifiers:
+        return self.classifiers or registry.question_classifiers(kg)
 
     def classify(
         self, question: str, kg: str, topic_entities: Sequence[LinkedEntity] = ()
     ) -> ChainPrediction:
         texts = [t for e in topic_entities for t in (e.span, e.name) if t]
-        return self.classifiers(kg).predict_chain(question, texts)
+        return self.classifiers_of(kg).predict_chain(question, texts)
 
     def rank_walkable(
         self, question: str, kg: str, topic_ids: list[str], topic_entities: Sequence[LinkedEntity]

@@ -17,7 +17,7 @@ from kgqa.core.errors import CannotRunHere
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
 from kgqa.retrieve.base import Retriever
-from neo4j import Driver, RoutingControl
+from neo4j import RoutingControl
 from neo4j.exceptions import ClientError
 
 DEFAULT_K = 3  # SimGRAG's top-k in the paper's code
@@ -46,17 +46,16 @@ class SimGragTrace(MethodTrace):
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(eq=False)
 class SimGragRetriever(Retriever):
     """SimGRAG with the offline pattern builder (``kgqa.simgrag.pattern``), no LLM in the loop."""
 
     name = "simgrag"
 
-    def __init__(self, driver: Driver, directed: bool = False, bridge: bool = True) -> None:
-        super().__init__(driver)
-        # a hop of any relation first when an entity lacks its first relation; off for claims
-        self.bridge = bridge
-        # The paper matches its KG undirected; so does kgqa by default (BENCHMARKS.md has the measurement).
-        self.directed = directed
+    # The paper matches its KG undirected; so does kgqa by default (BENCHMARKS.md has the measurement).
+    directed: bool = False
+    # a hop of any relation first when an entity lacks its first relation; off for claims
+    bridge: bool = True
 
     def pattern_for(self, question: str, kg: str, topic_entities: list[LinkedEntity]) -> PatternSpec | None:
         """The question's pattern from another source; None: the in-database offline builder writes it."""

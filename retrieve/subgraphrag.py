@@ -27,7 +27,7 @@ from kgqa.graph.cypher import render
 from kgqa.models import registry
 from kgqa.models.encoder import embed
 from kgqa.retrieve.base import Retriever
-from neo4j import Driver, RoutingControl
+from neo4j import RoutingControl
 
 DEFAULT_HOPS = 2  # the candidate radius models are trained with; a question predicted deeper widens it
 ANSWER_RELATIVE = 0.5  # answers: candidates scoring at least this share of the best one
@@ -171,38 +171,30 @@ def select_answers(
     return [n for n, _v in kept], [v for _n, v in kept]
 
 
+@dataclass(eq=False)
 class SubgraphRagRetriever(Retriever):
-    """Top-K triples scored in the database by a trained SubgraphRAG model (``kgqa train subgraphrag``)."""
+    """Top-K triples scored in the database by a trained SubgraphRAG model (``kgqa train subgraphrag``).
+
+    ``select_walks``: with a predicted hop count, the evidence is walks of that many hops, picked in the
+    database (``kgqa.subgraphrag.walks``), as reasoning paths; otherwise the k best triples alone.
+    ``rank_by``: "chain" (the walks of the best-scored relation chain, whose ends are the answer set;
+    ChainSelection.java) or "walk" (each end entity's best walk, ends ranked by it; PathSelection).
+    ``model`` None: each KG's own scorer (``kgqa train all``); a name: that installed model on every KG.
+    ``hops`` fixes the candidate radius and turns the hop prediction off."""
 
     name = "subgraphrag"
 
-    def __init__(
-        self,
-        driver: Driver,
-        model: str | None = None,
-        hops: int | None = None,
-        max_candidates: int | None = None,
-        include_seed: bool | None = None,
-        hop_predictor: HopPredictor | None = None,
-        select_walks: bool = True,
-        rank_by: str = "chain",
-    ) -> None:
-        """``select_walks``: with a predicted hop count, the evidence is walks of that many hops, picked in
-        the database (``kgqa.subgraphrag.walks``), as reasoning paths; otherwise the k best triples alone.
-        ``rank_by``: "chain" (the walks of the best-scored relation chain, whose ends are the answer set;
-        ChainSelection.java) or "walk" (each end entity's best walk, ends ranked by it; PathSelection).
-        ``model`` None: each KG's own scorer (``kgqa train all``); a name: that installed model on every
-        KG."""
-        super().__init__(driver)
-        if rank_by not in WALK_RANKINGS:
-            raise ValueError(f"rank_by must be one of {', '.join(WALK_RANKINGS)}, got {rank_by!r}")
-        self.select_walks = select_walks
-        self.rank_by = rank_by
-        self.model = model
-        self.hops = hops
-        self.max_candidates = max_candidates
-        self.include_seed = include_seed
-        self._hop_predictor = hop_predictor
+    model: str | None = None
+    hops: int | None = None
+    max_candidates: int | None = None
+    include_seed: bool | None = None
+    hop_predictor: HopPredictor | None = None
+    select_walks: bool = True
+    rank_by: str = "chain"
+
+    def __post_init__(self) -> None:
+        if self.rank_by not in WALK_RANKINGS:
+            raise ValueError(f"rank_by must be one of {', '.join(WALK_RANKINGS)}, got {self.rank_by!r}")
 
     def _predicted_hops(self, question: str, kg: str, spans: Sequence[str]) -> tuple[int | None, str]:
         """The question's hop count from the KG's hop classifier, and where the radius came from.
@@ -213,8 +205,8 @@ class SubgraphRagRetriever(Retriever):
         """
         if self.hops is not None:
             return None, "fixed radius"
-        if self._hop_predictor is not None:
-            return self._hop_predictor(question, spans), "classifier"
+        if self.hop_predictor is not None:
+            return self.hop_predictor(question, spans), "classifier"
         try:
             classifiers = registry.question_classifiers(kg)
         except ModelMissing as missing:  # the paper's method has no classifier: its radius and leaf rule

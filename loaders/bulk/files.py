@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 DATABASE = "neo4j"
 ENTITY_HEADER = "id:ID(Entity),kg,name\n"
@@ -48,3 +49,19 @@ def iter_rows(paths: Iterable[Path]) -> Iterator[list[str]]:
     for path in paths:
         with open(path, encoding="utf-8", newline="") as fh:
             yield from csv.reader(fh)
+
+
+T = TypeVar("T")
+
+
+def batches(groups: Iterable[list[T]], size: int) -> Iterator[list[T]]:
+    """The groups' items in batches of at least ``size`` (the last may hold fewer); a group is never split
+    between two batches."""
+    batch: list[T] = []
+    for group in groups:
+        batch.extend(group)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -16,6 +16,7 @@ from kgqa.loaders.bulk.files import (
     FLUSH_ROWS,
     RELATIONSHIP_HEADER,
     BulkFiles,
+    batches,
     csv_field,
     spool_path,
 )
@@ -157,14 +158,7 @@ def _by_head(rows: Iterable[bytes], heads: list[bytes]) -> Iterator[list[bytes]]
         except KeyError:
             groups[key] = [row]
     heads.extend(groups)
-    batch: list[bytes] = []
-    for group in groups.values():
-        batch.extend(group)
-        if len(batch) >= FLUSH_ROWS:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    yield from batches(groups.values(), FLUSH_ROWS)
 
 
 def _heads_first(ids: set[str], heads: list[bytes]) -> Iterator[str]:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import csv
 import os
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from multiprocessing.pool import AsyncResult, Pool
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from kgqa.loaders.bulk.files import ENTITY_HEADER, BulkFiles, csv_field
+from kgqa.loaders.bulk.files import ENTITY_HEADER, BulkFiles, batches, csv_field
 from kgqa.loaders.bulk.parse import pool_context, workers
 from kgqa.loaders.embeddings import Embedder
 from kgqa.loaders.progress import Progress
@@ -71,7 +71,7 @@ def _rewrite(
             next(rows, None)
             out.write(VECTOR_HEADER)
         pending: deque[tuple[list[list[str]], AsyncResult[list[str]] | list[str]]] = deque()
-        for chunk in _chunks(rows, CHUNK_ROWS):
+        for chunk in batches(([row] for row in rows), CHUNK_ROWS):
             vectors = _vectors([row[2] for row in chunk], embed)
             job = (
                 pool.apply_async(format_vectors, (vectors,)) if pool is not None else format_vectors(vectors)
@@ -85,17 +85,6 @@ def _rewrite(
             report(written)
     os.replace(staged, path)
     return written
-
-
-def _chunks(rows: Iterator[list[str]], size: int) -> Iterator[list[list[str]]]:
-    chunk: list[list[str]] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _vectors(names: list[str], embed: Embedder) -> np.ndarray:
