@@ -17,29 +17,62 @@ WH_KINDS = {
 }
 _NOT_A_KIND = frozenset(
     """is are was were be been do does did has have had can could will would should the a an of in on at to
-    for from by with kind sort type one ones other else""".split()
+    for from by with and or that kind sort type one ones other else s""".split()
 )
-# "which city", "what kind of music", "in which country", "name the bands": the noun after the question word
-_WHICH = re.compile(
-    r"\b(?:which|what|name(?: the| a| all)?|list(?: the| all)?)\s+"
-    r"((?:kinds? of |sorts? of |types? of )?[a-z][a-z\-]*)",
-    re.IGNORECASE,
-)
-_WH = re.compile(r"\b(who|whom|whose|where|when)\b", re.IGNORECASE)
+# The question's own question word: the first one, so that a relative clause ("how did the man who wrote it
+# die") does not say what is asked.
+_FIRST_WH = re.compile(r"\b(who|whom|whose|where|when|how)\b", re.IGNORECASE)
+_WHICH = re.compile(r"\b(?:which|what)\b|^\W*(?:name|list)\b", re.IGNORECASE)
+# words before the kind that do not say it: "which other films", "what kind of music", "which 1998 games"
+_BEFORE_KIND = r"^(?:\s+(?:the|a|all|other|another|different|\d+)\b)*(?:\s+(?:kinds?|sorts?|types?) of\b)?"
+_KIND_OF = re.compile(_BEFORE_KIND, re.IGNORECASE)
+_WORD = re.compile(r"\s*([a-z][a-z\-]*)", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow (many|much)\b", re.IGNORECASE)
+NOUN_WORDS = 2  # "punk bands", "tv show": the kind is said by the noun at the end of its phrase
+
+
+def _kind_phrase(text: str) -> str:
+    """The noun after "which" or "what" that names a kind: the last of at most :data:`NOUN_WORDS` words
+    before a function word, a verb in the past or the end ("which punk bands are ...": "bands"; "which
+    famous composer died ...": "composer"), or the first when the second may be a verb ("which actor plays
+    batman": "actor") or the first is a plural ("which countries border ...": "countries")."""
+    words: list[str] = []
+    rest = text[_KIND_OF.match(text).end() :]  # type: ignore[union-attr]
+    while len(words) < NOUN_WORDS:
+        word = _WORD.match(rest)
+        if word is None or _ends_phrase(word.group(1), bool(words)):
+            break
+        words.append(word.group(1))
+        rest = rest[word.end() :]
+        if _plural(word.group(1)):
+            break
+    if len(words) == NOUN_WORDS:
+        after = _WORD.match(rest)
+        if after is not None and not _ends_phrase(after.group(1), True):
+            words.pop()  # "actor plays batman": the second word is the verb
+    return words[-1] if words else ""
+
+
+def _ends_phrase(word: str, after_noun: bool) -> bool:
+    return word in _NOT_A_KIND or (after_noun and word.endswith("ed"))
+
+
+def _plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 def asked_for(question: str) -> str:
-    """The kind of thing the question asks for, in words ("" when it does not say)."""
+    """The kind of thing the question asks for, in words ("" when it does not say): the noun a "which" or
+    "what" names ("where is spain, what continent": "continent"), else what the question's first question
+    word asks for, so that a relative clause ("how did the man who wrote it die") does not say it."""
     text = question.lower()
-    which = _WHICH.search(text)
-    if which:
-        noun = which.group(1).split()[-1]
-        if noun not in _NOT_A_KIND:
-            return noun
-    if _HOW_MANY.search(text):
-        return "number amount"
-    wh = _WH.search(text)
-    if wh:
-        return WH_KINDS[wh.group(1).lower()]
-    return ""
+    for which in _WHICH.finditer(text):
+        phrase = _kind_phrase(text[which.end() :])
+        if phrase:
+            return phrase
+    first = _FIRST_WH.search(text)
+    if first is None:
+        return ""
+    if first.group(1) == "how":
+        return "number amount" if _HOW_MANY.match(text, first.start()) else ""
+    return WH_KINDS[first.group(1)]

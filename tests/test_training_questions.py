@@ -54,6 +54,16 @@ def test_relation_names_read_as_english() -> None:
         ("When did Up come out?", "date year time"),
         ("how many films did he make", "number amount"),
         ("what is the capital of france", ""),
+        # the noun at the end of its phrase, not a word before it or the verb after it
+        ("Which punk bands are from L.A.?", "bands"),
+        ("which famous composer died in Bayreuth", "composer"),
+        ("which actor plays batman", "actor"),
+        ("which countries border both Germany and France?", "countries"),
+        ("Which other films did Zoolander's composer score?", "films"),
+        # the question's own question word, not one of a relative clause
+        ("how did the guy who wrote jurassic park die", ""),
+        ("what is the name of the man who wrote it", "person"),
+        ("where is spain located, what continent", "continent"),
     ],
 )
 def test_what_a_question_asks_for(question: str, kind: str) -> None:
