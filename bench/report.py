@@ -230,7 +230,9 @@ def metaqa_section(cfg: Mapping[str, Any]) -> list[str]:
         blanks = " | ".join("" for _ in freeform)
         hops = " | ".join(f"{v:.1f}" for v in pub["hits1"])
         lines.append(f"| {pub['method']} (published) | {hops} | | {blanks} | | | |")
-    earlier = meta.get("freeform_earlier") or {}
+    # the earlier run is cited only while some cell still comes from it
+    daggers = any(cell.endswith("†") for _, _, cells in freeform for cell in cells.values())
+    earlier = (meta.get("freeform_earlier") or {}) if daggers else {}
     lines += [
         "",
         f"![Hits@1 per hop and latency per stage, MetaQA test]({rel(CHART)})" if CHART.is_file() else "",

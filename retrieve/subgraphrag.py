@@ -26,6 +26,7 @@ from kgqa.core.types import Evidence, LinkedEntity, MethodTrace, Triplet
 from kgqa.graph.cypher import render
 from kgqa.models import registry
 from kgqa.models.encoder import embed
+from kgqa.models.question_classifiers import SURE_HOP_MARGIN
 from kgqa.retrieve.base import Retriever
 from neo4j import RoutingControl
 
@@ -189,6 +190,9 @@ class SubgraphRagRetriever(Retriever):
     max_candidates: int | None = None
     include_seed: bool | None = None
     hop_predictor: HopPredictor | None = None
+    # the hop count counts only when the classifier's margin is at least this (None: always); an unsure one
+    # leaves the model's radius and the leaf rule, as without a classifier
+    sure_hop_margin: float | None = SURE_HOP_MARGIN
     select_walks: bool = True
     rank_by: str = "chain"
 
@@ -211,7 +215,8 @@ class SubgraphRagRetriever(Retriever):
             classifiers = registry.question_classifiers(kg)
         except ModelMissing as missing:  # the paper's method has no classifier: its radius and leaf rule
             return None, f"model radius ({missing})"
-        return int(classifiers.predict_hops(question, list(spans)).hops), "classifier"
+        hops = classifiers.predict_hops(question, list(spans)).sure_hops(self.sure_hop_margin)
+        return hops, "classifier" if hops is not None else "model radius (the hop classifier is unsure)"
 
     def config(
         self,

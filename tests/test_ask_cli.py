@@ -63,7 +63,9 @@ def test_cosine_baseline_walks_the_predicted_hops(metaqa: Driver) -> None:
     from kgqa.retrieve.subgraphrag import SubgraphRagTrace
 
     question = "who directed the films that [Lee Pace] starred in"
-    result = QuestionAnswerer(metaqa, kg=KG, retriever=CosineRetriever(metaqa)).ask(question)
+    # the classifier says 2 hops with a margin below SURE_HOP_MARGIN: its count stands only when asked to
+    trusting = CosineRetriever(metaqa, sure_hop_margin=None)
+    result = QuestionAnswerer(metaqa, kg=KG, retriever=trusting).ask(question)
     assert isinstance(result.evidence.trace, SubgraphRagTrace) and result.evidence.trace.hops_predicted == 2
     assert result.evidence.hops == 2 and result.answer.explanation["hops"] == 2
     assert set(result.answers) & {"Neil LaBute", "Max Winkler", "Tarsem Singh"}
@@ -71,6 +73,9 @@ def test_cosine_baseline_walks_the_predicted_hops(metaqa: Driver) -> None:
     fixed = QuestionAnswerer(metaqa, kg=KG, retriever=CosineRetriever(metaqa, hops=2)).ask(question).evidence
     assert isinstance(fixed.trace, SubgraphRagTrace) and fixed.trace.hops_predicted is None
     assert fixed.hops is None and fixed.answer_candidates
+    unsure = QuestionAnswerer(metaqa, kg=KG, retriever=CosineRetriever(metaqa)).ask(question).evidence
+    assert isinstance(unsure.trace, SubgraphRagTrace) and unsure.trace.hops_predicted is None
+    assert unsure.trace.hop_source == "model radius (the hop classifier is unsure)"
 
 
 def test_a_question_of_over_a_thousand_words_is_answered(metaqa: Driver) -> None:

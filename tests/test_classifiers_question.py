@@ -14,9 +14,11 @@ from kgqa.learn.train_all import split_labelled
 from kgqa.models import registry
 from kgqa.models.kg_models import read_profile
 from kgqa.models.question_classifiers import (
+    FAMILIAR_WORDING,
     FORMAT_VERSION,
     PLACEHOLDER,
     ChainPrediction,
+    HopPrediction,
     QuestionClassifiers,
     hop_range,
     load_question_classifiers,
@@ -34,6 +36,14 @@ def test_mask_question() -> None:
     assert mask_question("films with Lee Pace", ["Lee", "Lee Pace"]) == f"films with {PLACEHOLDER}"
     assert mask_question("what is  Kismet about") == "what is kismet about"  # nothing to mask: as is
     assert mask_question("a (b) c", ["(b)"]) == f"a {PLACEHOLDER} c"  # regex characters are literal
+
+
+def test_a_hop_count_stands_when_the_wording_is_learned_or_the_margin_is_wide() -> None:
+    assert HopPrediction(2, "simple", 1.2, 0.1).sure_hops() == 2  # the margin
+    assert HopPrediction(2, "simple", 0.3, 0.9).sure_hops() == 2  # a wording it learned
+    assert HopPrediction(2, "simple", 0.3, 0.1).sure_hops() is None  # neither: a guess
+    assert HopPrediction(2, "simple", 0.3, 0.1).sure_hops(margin=None) == 2  # trusted when asked to
+    assert HopPrediction(2, "simple", 0.3, 0.1).sure_hops(margin=0.2) == 2
 
 
 def test_hop_range() -> None:
@@ -186,6 +196,12 @@ def test_train_save_load_roundtrip(tmp_path: Path, shared_data: Path) -> None:
     assert [p.chain for p in before] == ["directed_by>", "directed_by<|in_language>"]
     assert loaded.predict_chains(texts) == before
     assert loaded.predict_hops_many(texts) == trained.predict_hops_many(texts)
+    # the masked wordings it learned from are saved with it: how familiar a question's wording is
+    assert loaded.known is not None and loaded.known.shape[0] == len({p for p, _c in patterns})
+    learned, unlike = loaded.predict_hops_many(
+        ["what movies did [Lee Pace] act in", "any idea which flicks [Lee Pace] shows up in, thx"]
+    )
+    assert learned.familiar > 0.99 and unlike.familiar < FAMILIAR_WORDING
     assert load_question_classifiers(tmp_path / "absent") is None
     # saved by another scikit-learn: not used (the registry then names the training command)
     meta["sklearn_version"] = "0.0"

@@ -75,7 +75,7 @@ def test_big_neighbourhood_is_pruned_like_gds_pagerank(driver: Driver, metaqa_kg
 def test_paths_are_ranked_by_the_kgs_ranker(driver: Driver, metaqa_models: str) -> None:
     from kgqa.models.frag_ranker import FragRanker, RankerWeights, load_ranker
 
-    question = "who directed the films that [Lee Pace] starred in"
+    question = "who directed the films starred by [Lee Pace]"  # a dev wording: the hop count counts
     own = load_ranker(metaqa_models)
     assert own.kinds and own.hub_degree  # what each step arrives at, and the KG's hub degree, read off it
     evidence = (
@@ -124,3 +124,24 @@ def test_the_chain_similarity_is_the_path_scorers_when_the_kg_has_one(
     answerer = QuestionAnswerer(driver, kg=metaqa_models, retriever=FragRetriever(driver))
     used = trace(answerer.ask(question).evidence.trace).chain_similarity
     assert used == ("sentence encoder" if scorer is None else "path scorer")
+
+
+def test_the_hop_count_counts_only_when_the_classifier_is_sure(question_classifiers: Path) -> None:
+    from kgqa.models import registry
+    from kgqa.models.question_classifiers import FAMILIAR_WORDING
+    from kgqa.retrieve.frag import classifier_hop_predictor
+
+    classifiers = registry.question_classifiers("metaqa")
+    # a dev question's own wording is one the classifier learned: its hop count stands whatever the margin
+    learned = classifiers.predict_hops("what movies did [Lee Pace] act in", ["Lee Pace"])
+    assert learned.familiar > 0.99 and learned.sure_hops(margin=1e9) == learned.hops == 1
+    question, spans = "who directed the films that [Lee Pace] starred in", ["Lee Pace"]
+    prediction = classifiers.predict_hops(question, spans)
+    assert prediction.hops == 2 and prediction.familiar < FAMILIAR_WORDING  # worded as people word it
+    hop_range, hops = classifier_hop_predictor("metaqa")(question, spans)
+    assert hop_range == "simple" and hops == prediction.sure_hops()
+    # below the margin asked for, the hop range stands and the count is left to the ranker's other features
+    margin = prediction.score
+    assert classifier_hop_predictor("metaqa", margin + 0.01)(question, spans) == (hop_range, None)
+    assert classifier_hop_predictor("metaqa", margin - 0.01)(question, spans) == (hop_range, 2)
+    assert classifier_hop_predictor("metaqa", None)(question, spans) == (hop_range, 2)

@@ -33,6 +33,7 @@ from kgqa.models.question_classifiers import (
     FORMAT_VERSION,
     METADATA_FILE,
     MODEL_FILE,
+    PLACEHOLDER,
     OneClass,
     QuestionClassifiers,
     hop_range,
@@ -41,6 +42,7 @@ from kgqa.models.question_classifiers import (
 from kgqa.training.questions import LabelledQuestion
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.pipeline import FeatureUnion
+from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
 DEFAULT_SEED = 13
@@ -164,7 +166,10 @@ def train_question_classifiers(
         "validation": validation_report,
         "train_seconds": round(time.perf_counter() - began, 2),
     }
-    models = QuestionClassifiers(features, chain_svm, hop_svm, metadata)
+    patterns = sorted({t for t in texts if PLACEHOLDER in t}) or sorted(set(texts))
+    models = QuestionClassifiers(
+        features, chain_svm, hop_svm, metadata, known=normalize(features.transform(patterns))
+    )
     _save(models, out_dir)
     return models
 
@@ -175,7 +180,14 @@ def _save(models: QuestionClassifiers, directory: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
     os.close(fd)
     joblib.dump(
-        {"features": models.features, "chain": models.chain_svm, "hops": models.hop_svm}, tmp, compress=3
+        {
+            "features": models.features,
+            "chain": models.chain_svm,
+            "hops": models.hop_svm,
+            "known": models.known,
+        },
+        tmp,
+        compress=3,
     )
     os.replace(tmp, directory / MODEL_FILE)
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")

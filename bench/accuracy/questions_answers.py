@@ -37,6 +37,8 @@ STDERR = Console(stderr=True)  # progress on stderr, so that stdout is the repor
 # Ablations: a method's variant as "method:variant" in --methods (the method alone is as shipped).
 VARIANTS: dict[str, Any] = {
     "frag:no-hop-preference": lambda d: FragRetriever(d, config=FragConfig(hop_count_ranges=())),
+    "frag:every-hop-count": lambda d: FragRetriever(d, config=FragConfig(sure_hop_margin=None)),
+    "subgraphrag:every-hop-count": lambda d: SubgraphRagRetriever(d, sure_hop_margin=None),
     "subgraphrag:top-k": lambda d: SubgraphRagRetriever(d, select_walks=False),
     "subgraphrag:walk": lambda d: SubgraphRagRetriever(d, rank_by="walk"),
     "sgrag:no-path-scorer": lambda d: SgragRetriever(d, use_path_scorer=False),
