@@ -190,8 +190,8 @@ class SubgraphRagRetriever(Retriever):
     max_candidates: int | None = None
     include_seed: bool | None = None
     hop_predictor: HopPredictor | None = None
-    # the hop count counts only when the classifier's margin is at least this (None: always); an unsure one
-    # leaves the model's radius and the leaf rule, as without a classifier
+    # the hop count counts only when the classifier is sure of it (HopPrediction.sure_hops: a wording it
+    # learned, or this margin; None: always); an unsure one leaves the model's radius and the leaf rule
     sure_hop_margin: float | None = SURE_HOP_MARGIN
     select_walks: bool = True
     rank_by: str = "chain"
