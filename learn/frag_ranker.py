@@ -14,10 +14,12 @@ synthesised from relation names would teach the features that read relation name
 from __future__ import annotations
 
 import random
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from kgqa.core.question_words import asked_for
 from kgqa.core.types import LinkedEntity
 from kgqa.models.frag_ranker import FEATURES, FragRanker, RankerWeights
 from kgqa.retrieve.frag import FragConfig, FragRetriever
@@ -26,6 +28,7 @@ from neo4j import Driver
 from tqdm import tqdm
 
 QUESTIONS = 300  # labelled training questions whose candidates are collected (and as many to validate)
+MIN_ASKED = 20  # labelled questions asking for one kind before the steps they end with are learned
 L2 = 0.05
 STEPS = 400
 RATE = 0.05
@@ -77,6 +80,24 @@ def _fit(data: Sequence[tuple[np.ndarray, int]], start: np.ndarray) -> np.ndarra
             grad += (f[g] - p @ f) / len(data)
         w += RATE * 10 * grad
     return w
+
+
+def learn_asked_steps(
+    questions: Sequence[LabelledQuestion], min_asked: int = MIN_ASKED
+) -> dict[str, dict[str, float]]:
+    """For each kind the questions ask for (:func:`asked_for`: "person" for "who", "films" for "which
+    films"), the share of those asking for it whose chain ends with each step (``FragRanker.asked_steps``)."""
+    ends: dict[str, Counter[str]] = defaultdict(Counter)
+    for q in questions:
+        asked = asked_for(q.text)
+        if asked and q.chain:
+            relation, way = q.chain[-1]
+            ends[asked][f"{way}:{relation}"] += 1
+    return {
+        asked: {step: round(n / sum(counts.values()), 4) for step, n in counts.most_common()}
+        for asked, counts in sorted(ends.items())
+        if sum(counts.values()) >= min_asked
+    }
 
 
 def fit_ranker(

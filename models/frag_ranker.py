@@ -5,7 +5,10 @@ the sentence similarity of the question and the chain in words, how well the que
 chain's relations, and whether what the question asks for ("which city", "who") is the kind of thing the
 chain arrives at. That last one needs to know what each step of the KG arrives at, which relation names
 often do not say; ``kgqa train all`` reads it off the KG (:mod:`kgqa.training.answer_types`) and stores it
-here with the weights.
+here with the weights. On a KG with labelled questions it also learns, for each kind its questions ask for,
+which steps their chains end with (``asked_steps``): on a KG without types a film and a person are both told
+by the relations around them ("starred actors"), which the encoder cannot tell from "person", while the
+KG's own questions say that "who" ends at ``directed_by`` walked out, never at ``starred_actors`` walked in.
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ class FragRanker:
     # an entity with more relationships than this is a hub FRAG does not walk through (a genre, a country of
     # thousands of films): the KG's 99.9th percentile of degrees, read off it (None: FragConfig's)
     hub_degree: int | None = None
+    # what the question asks for (asked_for) -> "out:rel" / "in:rel" -> the share of the KG's labelled
+    # questions asking for it whose chain ends with that step; kinds asked too rarely are left out
+    asked_steps: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         """The ranker as saved; weights only when they were learned (the defaults stay the code's)."""
@@ -105,6 +111,10 @@ def load_ranker(kg: str) -> FragRanker:
             {str(k): str(v) for k, v in (data.get("kinds") or {}).items()},
             str(data.get("learned_on", "")),
             int(hub) if isinstance(hub, int | float) else None,
+            {
+                str(asked): {str(step): float(share) for step, share in steps.items()}
+                for asked, steps in (data.get("asked_steps") or {}).items()
+            },
         )
     except (OSError, ValueError, TypeError):
         return DEFAULT_RANKER

@@ -237,7 +237,10 @@ def feature_rows(
     else:
         similarity = _CHAINS.get([chain_text(chain) for chain in chains], model) @ question_vector
     kind_fit = np.zeros(len(chains), dtype=np.float32)
-    if asked:
+    learned = ranker.asked_steps.get(asked) if asked else None
+    if learned is not None:  # the KG's own questions say which steps this kind of question ends with
+        kind_fit = np.asarray([learned.get(_step_key(chain[-1]), 0.0) for chain in chains], dtype=np.float32)
+    elif asked:
         kinds = [ranker.kinds.get(_step_key(chain[-1])) or _arrives_at(chain[-1]) for chain in chains]
         kind_fit = _CHAINS.get(kinds, model) @ _CHAINS.get([asked], model)[0]
     asks_other = bool(_OTHER.search(question_text))

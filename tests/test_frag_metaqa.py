@@ -145,3 +145,24 @@ def test_the_hop_count_counts_only_when_the_classifier_is_sure(question_classifi
     assert classifier_hop_predictor("metaqa", margin + 0.01)(question, spans) == (hop_range, None)
     assert classifier_hop_predictor("metaqa", margin - 0.01)(question, spans) == (hop_range, 2)
     assert classifier_hop_predictor("metaqa", None)(question, spans) == (hop_range, 2)
+
+
+def test_the_kgs_questions_say_which_steps_a_who_question_ends_with(
+    driver: Driver, metaqa_models: str
+) -> None:
+    """MetaQA has no types: a film and a person are both told by the relations around them, so the encoder
+    cannot say which one "who" asks for. The KG's labelled questions can, and the kind feature reads them."""
+    from kgqa.models.frag_ranker import load_ranker
+
+    ranker = load_ranker(metaqa_models)
+    who = ranker.asked_steps["person"]
+    assert who.get("out:directed_by", 0.0) > 0.1 and who.get("in:starred_actors", 0.0) < 0.01
+    question = "who directed the films that Lee Pace starred in"
+    topics = link_entities(driver, question, metaqa_models)
+    chains, features = FragRetriever(driver).chain_features(question, metaqa_models, topics)
+    kind = dict(zip(chains, features[:, 3].tolist(), strict=True))
+    starred = (("starred_actors", False),)
+    assert kind[starred] == pytest.approx(
+        who.get("in:starred_actors", 0.0)
+    )  # a film is not who was asked for
+    assert kind[(("starred_actors", False), ("directed_by", True))] == pytest.approx(who["out:directed_by"])

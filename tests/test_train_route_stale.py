@@ -83,3 +83,28 @@ def test_a_part_trained_after_the_route_makes_it_stale_and_if_missing_renews_it(
     # and with everything installed and the route current, --if-missing keeps it all
     logged = _train(driver, EVERY_LIGHT_PART, if_missing=True)
     assert not any(ROUTE_LOG in line for line in logged), logged
+
+
+def test_the_route_alone_is_measured_with_classifiers_that_never_saw_its_questions(
+    driver: Any, movies: str
+) -> None:
+    """A whole training refits the classifiers on the route's held-out questions once the route is measured;
+    the route trained again alone must not ask sgrag questions its templates learned: the classifiers are
+    fitted without them first."""
+    from kgqa.learn.train_all import TrainAllOptions, train_all
+
+    questions = (REPO / "tests" / "fixtures" / "questions" / "movies_qa.txt",)
+
+    def train(parts: tuple[str, ...]) -> list[str]:
+        logged: list[str] = []
+        options = TrainAllOptions(questions=questions, parts=parts, route_questions=20)
+        train_all(driver, KG, options, logged.append)
+        return logged
+
+    whole = train(("linking", "classifiers", "frag", "route"))
+    assert any("refitting the classifiers on every labelled question" in line for line in whole), whole
+    alone = train(("route",))
+    assert any("fitted again without the route's questions first" in line for line in alone), alone
+    assert any(ROUTE_LOG in line for line in alone)
+    assert any("refitting the classifiers on every labelled question" in line for line in alone)
+    assert not any("fitted again" in line for line in train(("classifiers", "route")))

@@ -12,14 +12,17 @@ text by the system itself, as a user would get them. Hits@1: the first answer is
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kgqa.graph.connection import open_driver
+from kgqa.models.frag_ranker import load_ranker
 from kgqa.qa.answering import QuestionAnswerer
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.frag import FragConfig, FragRetriever
@@ -38,6 +41,8 @@ STDERR = Console(stderr=True)  # progress on stderr, so that stdout is the repor
 VARIANTS: dict[str, Any] = {
     "frag:no-hop-preference": lambda d: FragRetriever(d, config=FragConfig(hop_count_ranges=())),
     "frag:every-hop-count": lambda d: FragRetriever(d, config=FragConfig(sure_hop_margin=None)),
+    # the kind feature from the encoder alone, as on a KG without labelled questions (same weights)
+    "frag:encoded-kinds": lambda d, kg: FragRetriever(d, ranker=replace(load_ranker(kg), asked_steps={})),
     "subgraphrag:every-hop-count": lambda d: SubgraphRagRetriever(d, sure_hop_margin=None),
     "subgraphrag:top-k": lambda d: SubgraphRagRetriever(d, select_walks=False),
     "subgraphrag:walk": lambda d: SubgraphRagRetriever(d, rank_by="walk"),
@@ -48,7 +53,9 @@ VARIANTS: dict[str, Any] = {
 def answerer_for(driver: Driver, method: str, kg: str) -> QuestionAnswerer:
     if method not in VARIANTS:
         return QuestionAnswerer(driver, method, kg)
-    retriever: Retriever = VARIANTS[method](driver)
+    make = VARIANTS[method]
+    takes_kg = len(inspect.signature(make).parameters) == 2
+    retriever: Retriever = make(driver, kg) if takes_kg else make(driver)
     return QuestionAnswerer(driver, method.split(":")[0], kg, retriever=retriever)
 
 
