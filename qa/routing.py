@@ -37,7 +37,7 @@ from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import LoadedKg
 from kgqa.models import kg_models, registry
 from kgqa.models.path_scorer import ranks_sgrag
-from kgqa.models.question_classifiers import FAMILIAR_WORDING, QuestionClassifiers
+from kgqa.models.question_classifiers import QuestionClassifiers
 from kgqa.qa.methods import AUTO_CANDIDATES, NEEDS_VECTORS, make_retriever, method_status
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
@@ -63,14 +63,7 @@ class RoutePolicy:
 
 
 DEFAULT_POLICY = RoutePolicy()
-# The methods that read no model fitted to the wording of the KG's questions (FRAG's hop range aside: one hop
-# or more, and its hop count weighs only on wordings it learned): how they answer a question worded in a way
-# no model learned is how they answer users. The others learned their questions' very sentences and score far
-# higher on them than on people's (GSR: 0.74 on held-out synthesised FB15k-237 questions, 0.22 on our written
-# ones; on MetaQA's free-form tune questions worded unlike its dev questions, sgrag 0.43 and gsr 0.65 against
-# simgrag's 0.95). A question so worded goes to these first, and on a KG without labelled questions they are
-# planned first when its route is learned.
-WORDING_FREE = ("frag", "simgrag")
+
 NEVER_SURE = 1e9  # a threshold no classifier score reaches: sgrag is never planned first
 
 
@@ -85,9 +78,6 @@ class QuestionSignals:
     qtype_score: float | None = None
     asked: str = ""  # "literal" or "entity" when the question's opening says which (asked_kind)
     path_scorer: bool = False  # the KG has a question-to-path scorer: sgrag ranks every chain walkable
-    # the question is worded like one the KG's classifiers learned from (or they cannot tell: saved without
-    # their wordings); when not, the methods that read no wording go first (WORDING_FREE)
-    familiar: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -155,16 +145,8 @@ def question_signals(
         )
     texts = [t for e in topics for t in (e.span, e.name) if t]
     prediction = classifiers.predict_chain(question, texts)
-    familiarity = classifiers.wording_familiarity(question, texts)
     return QuestionSignals(
-        len(spans),
-        sum(spans.values()),
-        templates_fit,
-        prediction.chain,
-        prediction.score,
-        asked,
-        path_scorer,
-        familiar=familiarity is None or familiarity >= FAMILIAR_WORDING,
+        len(spans), sum(spans.values()), templates_fit, prediction.chain, prediction.score, asked, path_scorer
     )
 
 
@@ -187,10 +169,6 @@ def plan_route(
         else:
             score = "none" if signals.qtype_score is None else f"{signals.qtype_score:.2f}"
             why = f"one entity; chain unsure ({signals.qtype}: {score} < {policy.sure_qtype})"
-    if not signals.familiar:
-        free = tuple(m for m in order if m in WORDING_FREE)
-        order = free + tuple(m for m in order if m not in WORDING_FREE)
-        why += "; worded unlike the questions the KG's models learned: the methods that read no wording first"
     if signals.path_scorer and "sgrag" in order:
         # the scorer reads the question with a fine-tuned language model and says how sure it is: asked first,
         # its unsure answers pass the question on (follow_route). With several spans too: a second span is

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -233,40 +232,6 @@ def test_the_confidence_that_passes_a_question_on_is_learned_from_the_held_out_q
     assert replay(never, records, available) == 1.0
     learned = learn_min_confidence(never, records, available)
     assert 0.2 < learned.min_confidence <= 0.8 and replay(learned, records, available) == 2.0
-
-
-def test_a_question_worded_unlike_the_learned_ones_goes_to_the_methods_that_read_no_wording() -> None:
-    """sgrag's templates and GSR's generator learned the KG's question sentences; a question worded as none
-    of them goes to FRAG and SimGRAG first, in the policy's own order of the two, then to the rest."""
-    policy = RoutePolicy(sure_qtype=0.5, one_entity_sure=("gsr", "sgrag", "simgrag", "frag", "subgraphrag"))
-    familiar = QuestionSignals(1, 0, True, "directed_by>", 0.9)
-    assert [s.method for s in plan_route(familiar, ALL, policy)] == list(policy.one_entity_sure)
-    unfamiliar = replace(familiar, familiar=False)
-    planned = plan_route(unfamiliar, ALL, policy)
-    assert [s.method for s in planned] == ["simgrag", "frag", "gsr", "sgrag", "subgraphrag"]
-    assert "worded unlike" in planned[0].why
-    # where the path scorer ranks, sgrag (which then reads no template) still goes first
-    scored = replace(unfamiliar, path_scorer=True)
-    assert [s.method for s in plan_route(scored, ALL, policy)][:3] == ["sgrag", "simgrag", "frag"]
-
-
-def test_the_classifiers_say_how_familiar_a_wording_is(question_classifiers: Path) -> None:
-    from kgqa.models.question_classifiers import FAMILIAR_WORDING, load_question_classifiers
-
-    classifiers = load_question_classifiers(question_classifiers)
-    assert classifiers is not None
-    dev = classifiers.wording_familiarity("who directed the films starred by [Lee Pace]")
-    chatty = classifiers.wording_familiarity(
-        "hey so i was wondering, that lee pace guy, whose films did he do?", ["lee pace"]
-    )
-    assert dev is not None and chatty is not None and dev >= FAMILIAR_WORDING > chatty
-    signals = question_signals(
-        "hey so i was wondering, that lee pace guy, whose films did he do?",
-        [entity("Lee Pace", "lee pace")],
-        True,
-        classifiers,
-    )
-    assert not signals.familiar
 
 
 def test_the_order_after_a_path_scorer_is_learned_where_it_is_unsure() -> None:
