@@ -63,7 +63,6 @@ class RoutePolicy:
 
 
 DEFAULT_POLICY = RoutePolicy()
-
 NEVER_SURE = 1e9  # a threshold no classifier score reaches: sgrag is never planned first
 
 
@@ -486,21 +485,14 @@ def learn_policy(
             return "sure"
         return "unsure"
 
-    def first_hit(record: RouteRecord, order: Sequence[str], sure: float) -> float:
+    def answered_by(members: Sequence[RouteRecord], order: Sequence[str], sure: float) -> float:
         # as the route will run it: plan_route's own rules (sgrag first where the path scorer ranks, sgrag
         # only where it has templates) and the unsure answers that pass the question on
         every = tuple(order)
-        return _replayed(
-            record,
-            replace(
-                default,
-                sure_qtype=sure,
-                several_entities=every,
-                one_entity_sure=every,
-                one_entity_unsure=every,
-            ),
-            available,
+        policy = replace(
+            default, sure_qtype=sure, several_entities=every, one_entity_sure=every, one_entity_unsure=every
         )
+        return sum(_replayed(record, policy, available) for record in members)
 
     defaults = {
         "several": default.several_entities,
@@ -519,10 +511,10 @@ def learn_policy(
                 tuple(m for m in defaults[name] if m in methods)
                 + tuple(m for m in methods if m not in defaults[name])
             )
-            kept = sum(first_hit(r, fallback, sure) for r in members)
+            kept = answered_by(members, fallback, sure)
             best_order, best_score = fallback, kept
             for order in orders:
-                score = sum(first_hit(r, order, sure) for r in members)
+                score = answered_by(members, order, sure)
                 if score > best_score + 1e-9:
                     best_order, best_score = tuple(order), score
             # Another order than the default's must answer two more of the bucket's questions: one of 120
