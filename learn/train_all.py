@@ -156,7 +156,8 @@ def train_all(
             return bool(old and old.route) and not kg_models.parts_newer_than_route(kg, old)
         if part == "subgraphrag" and options.subgraphrag_name:
             return registry.subgraphrag_model_installed(kg, options.subgraphrag_name)
-        return kg_models.part_installed(kg, part)
+        # files without a report in the profile are what a training that died left: trained again
+        return kg_models.part_installed(kg, part) and old is not None and part in old.parts
 
     wanted = [p for p in options.parts if not (options.if_missing and installed(p))]
     skipped = {}
@@ -177,9 +178,40 @@ def train_all(
     if not wanted:
         log(f"the models of KG {kg!r} asked for are installed already; kept")
         return old or KgProfile(kg, fingerprint, "", [], 0, 0)
-    began = time.perf_counter()
     # what is not retrained now stays as it was: its report, and the route measured before
     parts: dict[str, PartReport] = dict(old.parts) if old else {}
+    began = time.perf_counter()
+    try:
+        profile = _train_parts(driver, kg, options, wanted, old, parts, fingerprint, log)
+    except BaseException:
+        # The parts that finished keep their new reports and the others lose theirs (their files may be
+        # half-written), so that `--if-missing` trains again exactly what did not finish.
+        kept = {p: r for p, r in parts.items() if p not in wanted or old is None or r is not old.parts.get(p)}
+        if old is not None or kept:
+            base = old or KgProfile(kg, fingerprint, "", [], 0, 0)
+            kg_models.write_profile(replace(base, parts=kept))
+        raise
+    for part, why in skipped.items():
+        if part not in parts:
+            parts[part] = PartReport(0.0, notes=[f"not trained: {why}"])
+    profile = replace(profile, parts=parts)
+    kg_models.write_profile(profile)
+    log(f"KG {kg!r}: models installed in {kg_models.kg_models_dir(kg)} ({time.perf_counter() - began:.0f}s)")
+    return profile
+
+
+def _train_parts(
+    driver: Driver,
+    kg: str,
+    options: TrainAllOptions,
+    wanted: list[str],
+    old: KgProfile | None,
+    parts: dict[str, PartReport],
+    fingerprint: str,
+    log: Callable[[str], None],
+) -> KgProfile:
+    """Trains the ``wanted`` parts, adding each one's report to ``parts`` as it finishes; the new profile,
+    which the caller writes."""
 
     labelled: list[LabelledQuestion] = []
     sources: list[str] = []
@@ -424,10 +456,4 @@ def train_all(
             f"refitted on the route's wordings too ({done()}s, {chains} chains)"
         )
         registry.forget_loaded_models()
-    for part, why in skipped.items():
-        if part not in parts:
-            parts[part] = PartReport(0.0, notes=[f"not trained: {why}"])
-    profile = replace(profile, parts=parts)
-    kg_models.write_profile(profile)
-    log(f"KG {kg!r}: models installed in {kg_models.kg_models_dir(kg)} ({time.perf_counter() - began:.0f}s)")
     return profile

@@ -1,5 +1,6 @@
 """auto's route measures the methods a KG has: a part trained after it makes it stale, `--if-missing` learns
-it again, and until then `kgqa kgs` and `kgqa ask` say so with the command that renews it. Runs the real
+it again, and until then `kgqa kgs` and `kgqa ask` say so with the command that renews it; a training that
+dies leaves a profile from which `--if-missing` trains again what did not finish. Runs the real
 `train_all` on the small movie KG of examples/ (loaded under its own name, dropped afterwards)."""
 
 from __future__ import annotations
@@ -108,3 +109,34 @@ def test_the_route_alone_is_measured_with_classifiers_that_never_saw_its_questio
     assert any(ROUTE_LOG in line for line in alone)
     assert any("refitting the classifiers on every labelled question" in line for line in alone)
     assert not any("fitted again" in line for line in train(("classifiers", "route")))
+
+
+FRAG_LOG = "FRAG's path ranker"
+
+
+def test_a_training_that_dies_keeps_what_finished_and_if_missing_trains_the_rest(
+    driver: Any, movies: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part's files without its report in the profile are what a training that died left behind (a
+    crash, a kill): `--if-missing` trains that part again instead of keeping it unreported."""
+    import kgqa.training.answer_types
+
+    _train(driver, EVERY_LIGHT_PART)
+
+    def dies(*_args: Any, **_kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kgqa.training.answer_types, "learn_answer_types", dies)
+    with pytest.raises(KeyboardInterrupt):
+        _train(driver, ("linking", "frag", "route"))
+    monkeypatch.undo()
+    died = kg_models.read_profile(KG)
+    assert died is not None and died.route  # the route it did not get to stays as it was
+    assert "linking" in died.parts  # finished before
+    assert "frag" not in died.parts and kg_models.part_installed(KG, "frag")  # files, no report
+
+    logged = _train(driver, EVERY_LIGHT_PART, if_missing=True)
+    assert any(FRAG_LOG in line for line in logged), logged
+    assert not any("entity linker" in line for line in logged), logged
+    renewed = kg_models.read_profile(KG)
+    assert renewed is not None and "frag" in renewed.parts and renewed.route
