@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kgqa.core.errors import CannotRunHere
 from kgqa.core.text import normalize_answer
@@ -28,6 +28,7 @@ from kgqa.qa.routing import (
     installed_classifiers,
     learn_policy,
     question_signals,
+    unfamiliar_threshold,
 )
 from kgqa.retrieve.linking import link_entities
 from kgqa.training.questions import LabelledQuestion, entity_names
@@ -124,6 +125,13 @@ def measure_route(
             records.append(RouteRecord(signals, outcomes, weight))
     usable = [m for m in methods if m in answerers]
     policy, scores = learn_policy(records, usable, first=first)
+    if "labelled" in pools:
+        # people's questions worded unlike any of the KG's own go to the methods that read no wording first
+        threshold = unfamiliar_threshold([r.signals.familiarity for r in records])
+        policy = replace(policy, unfamiliar_below=threshold)
+        progress(
+            f"a question less like the KG's questions than {threshold:.2f} goes to FRAG and SimGRAG first"
+        )
     progress(
         f"route learned on {len(records)} held-out questions: Hits@1 {scores['learned']:.3f}, the default "
         f"route {scores['default']:.3f}: "

@@ -37,19 +37,13 @@ from kgqa.models.kg_models import KgProfile, PartReport
 from kgqa.models.path_scorer import set_ranks_sgrag
 from kgqa.models.question_classifiers import mask_question
 from kgqa.qa.methods import AUTO_CANDIDATES
-from kgqa.qa.routing import policy_to_json
+from kgqa.qa.routing import WORDING_FREE, policy_to_json
 from kgqa.training.questions import LabelledQuestion, kg_relations, read_labelled_questions
 from kgqa.training.synthesis import SynthesisConfig, synthesise
 from neo4j import Driver
 
 PARTS = ("linking", "classifiers", "simgrag", "frag", "path_scorer", "gsr", "subgraphrag", "route")
 NEEDS_TORCH = ("path_scorer", "gsr", "subgraphrag")
-# The methods that read no model fitted to the synthesised questions' wording (FRAG's hop range aside: one
-# hop or more): how they answer held-out synthesised questions is how they answer users. The others learned
-# the very sentences those questions are made of and score far higher on them than on people's (GSR: 0.74
-# on held-out synthesised FB15k-237 questions, 0.22 on our written ones), so on a KG without labelled
-# questions they are planned after these.
-WORDING_FREE = ("frag", "simgrag")
 
 
 @dataclass(frozen=True)
@@ -428,6 +422,9 @@ def _train_parts(
     if "route" in wanted and splits.route:
         done = _timed(log, "measuring every method on the held-out questions (auto's route)")
         pools = sample_route_questions(splits.route, options.route_questions, options.seed)
+        # Without labelled questions, the methods that read no wording are planned first: the others learned
+        # the very sentences the synthesised questions are made of and score far higher on them than on
+        # people's (GSR: 0.74 on held-out synthesised FB15k-237 questions, 0.22 on our written ones).
         first = WORDING_FREE if "labelled" not in pools else ()
         measured = measure_route(driver, kg, pools, AUTO_CANDIDATES, log, first=first)
         profile.route = policy_to_json(measured.policy)

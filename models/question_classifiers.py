@@ -169,6 +169,14 @@ class QuestionClassifiers:
             out.append(HopPrediction(classes[best], hop_range(classes[best]), score, float(known)))
         return out
 
+    def wording_familiarity(self, question: str, entity_texts: Iterable[str] = ()) -> float | None:
+        """The cosine of the masked question to the nearest wording the classifiers learned; None when they
+        were saved without their wordings."""
+        if self.known is None or self.known.shape[0] == 0:
+            return None
+        matrix = self.features.transform(_masked([question], [list(entity_texts)]))
+        return float(self.familiarity(matrix)[0])
+
     def familiarity(self, matrix: Any) -> np.ndarray:
         """Per row of featurised questions, the cosine to the nearest learned wording (0 when unknown)."""
         if self.known is None or self.known.shape[0] == 0:

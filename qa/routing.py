@@ -60,9 +60,23 @@ class RoutePolicy:
     # the question on; the surest such answer is still given when no later method answers. The default was
     # chosen on the tune part of our FB15k-237 questions; a KG's labelled held-out questions learn their own.
     min_confidence: float = 0.4
+    # a question whose wording is less like the KG's labelled questions than this (TF-IDF cosine of the masked
+    # question to the nearest wording its classifiers learned) goes to the methods that read no learned
+    # wording first (WORDING_FREE). Learned as the share UNFAMILIAR_SHARE of the KG's own held-out wordings
+    # that fall below it (:func:`unfamiliar_threshold`); 0 (never) for a KG without labelled questions.
+    unfamiliar_below: float = 0.0
 
 
 DEFAULT_POLICY = RoutePolicy()
+# The methods that read no model fitted to the wording of the KG's questions (FRAG's hop count weighs only on
+# wordings it learned): how they answer a question worded as no labelled question was is how they answer
+# users. sgrag's templates and GSR's generator learned their questions' very sentences: on MetaQA's free-form
+# tune questions worded unlike its templates, sgrag 0.43 and gsr 0.65 against simgrag's 0.95.
+WORDING_FREE = ("frag", "simgrag")
+# The share of the KG's own held-out wordings that the learned familiarity threshold sends to WORDING_FREE
+# first: a KG whose questions come from a few templates has nearly all its own wordings far above people's
+# (MetaQA), and one whose questions are people's own (WebQSP) has its threshold low, where few fall.
+UNFAMILIAR_SHARE = 0.05
 NEVER_SURE = 1e9  # a threshold no classifier score reaches: sgrag is never planned first
 
 
@@ -77,6 +91,8 @@ class QuestionSignals:
     qtype_score: float | None = None
     asked: str = ""  # "literal" or "entity" when the question's opening says which (asked_kind)
     path_scorer: bool = False  # the KG has a question-to-path scorer: sgrag ranks every chain walkable
+    # the cosine of the masked question to the nearest wording the KG's classifiers learned (None: unknown)
+    familiarity: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +103,7 @@ class QuestionSignals:
             "qtype_score": None if self.qtype_score is None else round(self.qtype_score, 4),
             "asked": self.asked,
             "path_scorer": self.path_scorer,
+            "familiarity": None if self.familiarity is None else round(self.familiarity, 4),
         }
 
 
@@ -144,8 +161,19 @@ def question_signals(
         )
     texts = [t for e in topics for t in (e.span, e.name) if t]
     prediction = classifiers.predict_chain(question, texts)
+    # The wording is what is left once the names are masked: a topic given by the caller without its span, and
+    # whose name the question does not spell out ("russian" for Russia), leaves it unknown.
+    lowered = question.lower()
+    located = all(e.span or e.name.lower() in lowered for e in topics)
     return QuestionSignals(
-        len(spans), sum(spans.values()), templates_fit, prediction.chain, prediction.score, asked, path_scorer
+        len(spans),
+        sum(spans.values()),
+        templates_fit,
+        prediction.chain,
+        prediction.score,
+        asked,
+        path_scorer,
+        classifiers.wording_familiarity(question, texts) if located else None,
     )
 
 
@@ -168,6 +196,12 @@ def plan_route(
         else:
             score = "none" if signals.qtype_score is None else f"{signals.qtype_score:.2f}"
             why = f"one entity; chain unsure ({signals.qtype}: {score} < {policy.sure_qtype})"
+    if signals.familiarity is not None and signals.familiarity < policy.unfamiliar_below:
+        order = (*(m for m in order if m in WORDING_FREE), *(m for m in order if m not in WORDING_FREE))
+        why += (
+            f"; worded unlike the KG's questions ({signals.familiarity:.2f} < {policy.unfamiliar_below:.2f}):"
+            " the methods that read no learned wording first"
+        )
     if signals.path_scorer and "sgrag" in order:
         # the scorer reads the question with a fine-tuned language model and says how sure it is: asked first,
         # its unsure answers pass the question on (follow_route). With several spans too: a second span is
@@ -352,6 +386,13 @@ def policy_for(kg: str) -> RoutePolicy:
     return policy_from_json(profile.route)
 
 
+def unfamiliar_threshold(familiarities: Sequence[float | None], share: float = UNFAMILIAR_SHARE) -> float:
+    """The familiarity below which at most ``share`` of ``familiarities`` (the KG's own held-out wordings,
+    scored by classifiers that never saw them) fall; 0 (nothing is unfamiliar) when none is known."""
+    known = sorted(f for f in familiarities if f is not None)
+    return known[int(len(known) * share)] if known else 0.0
+
+
 def policy_to_json(policy: RoutePolicy) -> dict[str, Any]:
     return {
         "sure_qtype": policy.sure_qtype,
@@ -359,6 +400,7 @@ def policy_to_json(policy: RoutePolicy) -> dict[str, Any]:
         "one_entity_sure": list(policy.one_entity_sure),
         "one_entity_unsure": list(policy.one_entity_unsure),
         "min_confidence": policy.min_confidence,
+        "unfamiliar_below": policy.unfamiliar_below,
     }
 
 
@@ -370,6 +412,7 @@ def policy_from_json(data: dict[str, Any]) -> RoutePolicy:
             one_entity_sure=tuple(data.get("one_entity_sure") or DEFAULT_POLICY.one_entity_sure),
             one_entity_unsure=tuple(data.get("one_entity_unsure") or DEFAULT_POLICY.one_entity_unsure),
             min_confidence=float(data.get("min_confidence", DEFAULT_POLICY.min_confidence)),
+            unfamiliar_below=float(data.get("unfamiliar_below", DEFAULT_POLICY.unfamiliar_below)),
         )
     except (TypeError, ValueError):
         return DEFAULT_POLICY

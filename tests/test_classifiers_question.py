@@ -112,6 +112,22 @@ def test_without_brackets_the_linked_span_is_masked(classifiers: QuestionClassif
     assert classifiers.predict_chain("what movies did tom hanks act in").ranked != bracketed.ranked
 
 
+def test_the_route_knows_a_wording_only_when_it_can_mask_the_names(classifiers: QuestionClassifiers) -> None:
+    """auto's familiarity signal: the masked question's cosine to the nearest learned wording, unknown when a
+    topic given without its span is not spelt out in the question (nothing to mask)."""
+    from kgqa.core.types import LinkedEntity
+    from kgqa.qa.routing import question_signals
+
+    linked = LinkedEntity("Tom Hanks", "Tom Hanks", 0.9, "exact", "tom hanks")
+    signals = question_signals("what movies did tom hanks act in", [linked], True, classifiers)
+    assert signals.familiarity is not None and signals.familiarity > 0.99
+    given = LinkedEntity("Tom Hanks", "Tom Hanks", 1.0, "given")
+    assert question_signals("what movies did tom hanks act in", [given], True, classifiers).familiarity == (
+        signals.familiarity
+    )
+    assert question_signals("what movies did hanks act in", [given], True, classifiers).familiarity is None
+
+
 def test_a_question_asked_again_is_classified_once(
     classifiers: QuestionClassifiers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -202,6 +218,10 @@ def test_train_save_load_roundtrip(tmp_path: Path, shared_data: Path) -> None:
         ["what movies did [Lee Pace] act in", "any idea which flicks [Lee Pace] shows up in, thx"]
     )
     assert learned.familiar > 0.99 and unlike.familiar < FAMILIAR_WORDING
+    assert loaded.wording_familiarity("what movies did [Lee Pace] act in") == pytest.approx(learned.familiar)
+    assert loaded.wording_familiarity("any idea which flicks [Lee Pace] shows up in, thx") == pytest.approx(
+        unlike.familiar
+    )
     assert load_question_classifiers(tmp_path / "absent") is None
     # saved by another scikit-learn: not used (the registry then names the training command)
     meta["sklearn_version"] = "0.0"

@@ -26,6 +26,7 @@ from kgqa.qa.routing import (
     policy_to_json,
     question_signals,
     replay,
+    unfamiliar_threshold,
 )
 
 from tests.conftest import run_kgqa
@@ -55,6 +56,29 @@ def test_one_entity_goes_to_templates_only_when_the_classifier_is_sure() -> None
     assert "0.70 ≥ 0.5" in plan_route(sure, ALL, POLICY)[0].why
     assert [s.method for s in plan_route(unsure, ALL, POLICY)] == list(POLICY.one_entity_unsure)
     assert "unsure" in plan_route(unsure, ALL, POLICY)[0].why
+
+
+def test_a_question_worded_unlike_the_kgs_own_goes_to_the_methods_that_read_no_wording_first() -> None:
+    """Below the learned familiarity, FRAG and SimGRAG (in the bucket's order) come before the methods that
+    learned the KG's sentences; at or above it, and with no threshold learned, the bucket's order stands."""
+    policy = RoutePolicy(sure_qtype=0.5, unfamiliar_below=0.6)
+    sure = dict(spans=1, literals=0, templates_fit=True, qtype="directed_by>", qtype_score=0.7)
+    unlike = plan_route(QuestionSignals(**sure, familiarity=0.41), ALL, policy)
+    free = [m for m in policy.one_entity_sure if m in ("frag", "simgrag")]
+    assert [s.method for s in unlike] == free + [m for m in policy.one_entity_sure if m not in free]
+    assert "worded unlike the KG's questions (0.41 < 0.60)" in unlike[0].why
+    like = plan_route(QuestionSignals(**sure, familiarity=0.6), ALL, policy)
+    assert [s.method for s in like] == list(policy.one_entity_sure)
+    never = plan_route(QuestionSignals(**sure, familiarity=0.1), ALL, POLICY)  # no threshold learned: 0
+    assert [s.method for s in never] == list(POLICY.one_entity_sure)
+    assert policy_from_json(policy_to_json(policy)).unfamiliar_below == 0.6
+
+
+def test_the_familiarity_threshold_lets_a_twentieth_of_the_kgs_own_wordings_below_it() -> None:
+    own = [i / 100 for i in range(40, 100)]  # 60 held-out wordings, 0.40 ... 0.99
+    threshold = unfamiliar_threshold([*own, None])
+    assert threshold == 0.43 and sum(f < threshold for f in own) == 3  # 5 % of 60
+    assert unfamiliar_threshold([None, None]) == 0.0 and unfamiliar_threshold([]) == 0.0
 
 
 def test_a_kg_without_templates_never_plans_sgrag_and_missing_methods_are_skipped() -> None:

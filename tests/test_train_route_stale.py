@@ -55,6 +55,7 @@ def test_a_part_trained_after_the_route_makes_it_stale_and_if_missing_renews_it(
 ) -> None:
     assert any(ROUTE_LOG in line for line in _train(driver, WITHOUT_SIMGRAG))
     assert _kgs_row()["route_stale"] is None
+    assert kg_models.read_profile(KG).route["unfamiliar_below"] == 0.0  # type: ignore[union-attr]  # no labels
 
     _train(driver, ("simgrag",))  # a method the route has never asked
     note = _kgs_row()["route_stale"]
@@ -104,6 +105,10 @@ def test_the_route_alone_is_measured_with_classifiers_that_never_saw_its_questio
 
     whole = train(("linking", "classifiers", "frag", "route"))
     assert any("refitting the classifiers on every labelled question" in line for line in whole), whole
+    # the KG's own held-out wordings set how unlike them a question must be to go to FRAG and SimGRAG first
+    assert any("goes to FRAG and SimGRAG first" in line for line in whole), whole
+    route = kg_models.read_profile(KG).route  # type: ignore[union-attr]
+    assert 0.0 < route["unfamiliar_below"] < 1.0
     alone = train(("route",))
     assert any("fitted again without the route's questions first" in line for line in alone), alone
     assert any(ROUTE_LOG in line for line in alone)
