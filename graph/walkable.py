@@ -13,6 +13,7 @@ from kgqa.core.chains import Chain
 from kgqa.graph.cypher import render
 from neo4j import Driver, RoutingControl
 
+WALKABLE_STEPS = 2  # the longest chain walkable_chains lists
 MAX_VIA = 40  # middle entities read per first step (a hub in the middle is sampled, not read whole)
 FANOUT = 400  # relationships read from each middle entity
 

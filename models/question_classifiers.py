@@ -64,6 +64,9 @@ class ChainPrediction:
     steps: Chain
     score: float  # linear-SVM margin of the chosen chain
     ranked: list[tuple[str, float]]  # the best few chains with their margins, best first
+    familiar: float | None = (
+        None  # the masked question's cosine to the nearest learned wording (None: unknown)
+    )
 
     @property
     def hops(self) -> int:
@@ -110,6 +113,7 @@ class QuestionClassifiers:
         default_factory=dict, repr=False, compare=False
     )
     _recent_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _known_by_word: Any = field(default=None, repr=False, compare=False)
 
     @property
     def chains(self) -> list[str]:
@@ -134,15 +138,24 @@ class QuestionClassifiers:
         self, questions: Sequence[str], entity_texts: Sequence[Iterable[str]] | None = None, top: int = 5
     ) -> list[ChainPrediction]:
         texts = _masked(questions, entity_texts)
-        margins = np.asarray(self.chain_svm.decision_function(self.features.transform(texts)))
+        matrix = self.features.transform(texts)
+        margins = np.asarray(self.chain_svm.decision_function(matrix))
+        familiar: Sequence[float | None] = (
+            [None] * len(texts)
+            if self.known is None or self.known.shape[0] == 0
+            else self.familiarity(matrix)
+        )
         classes = self.chains
         out = []
-        for row in margins.reshape(len(texts), -1):
+        for row, near in zip(margins.reshape(len(texts), -1), familiar, strict=True):
             if len(classes) == 2 and row.shape[0] == 1:  # a binary SVM gives one margin, for classes[1]
                 row = np.array([-row[0], row[0]])
             order = np.argsort(-row)[:top]
             ranked = [(classes[i], float(row[i])) for i in order]
-            out.append(ChainPrediction(ranked[0][0], parse_chain_key(ranked[0][0]), ranked[0][1], ranked))
+            known = None if near is None else float(near)
+            out.append(
+                ChainPrediction(ranked[0][0], parse_chain_key(ranked[0][0]), ranked[0][1], ranked, known)
+            )
         return out
 
     def predict_hops(self, question: str, entity_texts: Iterable[str] = ()) -> HopPrediction:
@@ -171,17 +184,17 @@ class QuestionClassifiers:
 
     def wording_familiarity(self, question: str, entity_texts: Iterable[str] = ()) -> float | None:
         """The cosine of the masked question to the nearest wording the classifiers learned; None when they
-        were saved without their wordings."""
-        if self.known is None or self.known.shape[0] == 0:
-            return None
-        matrix = self.features.transform(_masked([question], [list(entity_texts)]))
-        return float(self.familiarity(matrix)[0])
+        were saved without their wordings. Read off the chain prediction, which is kept for a while: the route
+        and sgrag ask about the same question."""
+        return self.predict_chain(question, entity_texts).familiar
 
     def familiarity(self, matrix: Any) -> np.ndarray:
         """Per row of featurised questions, the cosine to the nearest learned wording (0 when unknown)."""
         if self.known is None or self.known.shape[0] == 0:
             return np.zeros(matrix.shape[0])
-        return np.asarray((normalize(matrix) @ self.known.T).max(axis=1).todense()).ravel()
+        if self._known_by_word is None:  # transposed once: the product per question is then a third as long
+            self._known_by_word = self.known.T.tocsr()
+        return np.asarray((normalize(matrix) @ self._known_by_word).toarray().max(axis=1)).ravel()
 
 
 class OneClass:

@@ -51,20 +51,42 @@ def forget_loaded_models() -> None:
     with _LOCK:
         _CLASSIFIERS.clear()
         _PATH_SCORERS.clear()
+        _PROFILES.clear()
 
 
-def path_scorer(kg: str) -> PathScorer | None:
+def path_scorer(kg: str, outranked_too: bool = False) -> PathScorer | None:
     """KG ``kg``'s question-to-path scorer (cached per process), or None when the KG has none, or when its own
-    held-out questions said sgrag's chain classifier ranks better (:func:`ranks_sgrag`)."""
+    held-out questions said sgrag's chain classifier ranks better (:func:`ranks_sgrag`), unless
+    ``outranked_too`` (for the questions worded unlike the KG's own, which those held-out ones were not)."""
     directory = kg_models.part_dir(kg, "path_scorer")
     stamp = _stamp(directory / PATH_SCORER_META)
-    if stamp < 0 or not ranks_sgrag(directory):
+    if stamp < 0 or not (outranked_too or ranks_sgrag(directory)):
         return None
     with _LOCK:
         cached = _PATH_SCORERS.get(directory)
         if cached is None or cached[0] != stamp:
             cached = _PATH_SCORERS[directory] = (stamp, PathScorer(directory))
         return cached[1]
+
+
+_PROFILES: dict[Path, tuple[float, float]] = {}
+
+
+def unfamiliar_below(kg: str) -> float:
+    """The familiarity (the masked question's cosine to the nearest wording the KG's classifiers learned)
+    below which a question is worded unlike the KG's labelled questions, learned with its route (``kgqa
+    train all``); 0 (no question is) for a KG without labelled questions or a route learned before it was."""
+    path = kg_models.kg_models_dir(kg) / kg_models.PROFILE_FILE
+    stamp = _stamp(path)
+    with _LOCK:
+        cached = _PROFILES.get(path)
+    if cached is None or cached[0] != stamp:
+        profile = kg_models.read_profile(kg)
+        value = float((profile.route if profile else {}).get("unfamiliar_below", 0.0))
+        cached = (stamp, value)
+        with _LOCK:
+            _PROFILES[path] = cached
+    return cached[1]
 
 
 def named_model_dir(kind: str, name: str) -> Path:

@@ -195,3 +195,36 @@ def test_no_topic_entity_gives_empty_evidence(
         {"kg": KG},
     ).records[0]
     assert (after["n"], after["r"]) == (counts["n"], counts["r"])
+
+
+def test_a_question_worded_unlike_the_kgs_own_is_ranked_by_the_path_scorer(
+    driver,
+    metaqa_models: str,  # type: ignore[no-untyped-def]
+) -> None:
+    """Below the familiarity threshold (here set, else the KG's learned one), when the classifier is not sure
+    of its chain, sgrag ranks the chains walkable from the topic with the KG's fine-tuned path scorer, which
+    reads people's wording. A chain the classifier is sure of, or no threshold, keeps what the KG's held-out
+    questions chose (the classifier unless the scorer won there)."""
+    from kgqa.models.kg_models import part_dir
+    from kgqa.models.path_scorer import ranks_sgrag
+
+    by_default = (
+        "path scorer" if ranks_sgrag(part_dir(metaqa_models, "path_scorer")) else "question classifier"
+    )
+    people = "any idea which flicks Tom Hanks shows up in"
+    topics = [t for t in link_entities(driver, people, metaqa_models) if t.name == "Tom Hanks"]  # not the tag
+    assert topics
+    unlike = SgragRetriever(driver, unfamiliar_below=0.99).retrieve(people, metaqa_models, 100, topics)
+    assert isinstance(unlike.trace, SgragTrace) and unlike.trace.familiarity is not None
+    assert unlike.trace.familiarity < 0.99 and unlike.trace.ranked_by == "path scorer"
+    classified = SgragRetriever(driver).classify(people, metaqa_models, topics)
+    assert classified.score < 0  # the classifier is not sure of any chain: none of its words
+    assert unlike.answer_candidates and unlike.confidence is not None
+
+    templated = "what movies did [Tom Hanks] act in"
+    like = SgragRetriever(driver, unfamiliar_below=0.99).retrieve(templated, metaqa_models, 100, topics)
+    assert isinstance(like.trace, SgragTrace) and like.trace.chain_score > 0  # a chain it is sure of ...
+    assert like.trace.familiarity is None and like.trace.ranked_by == by_default  # ... keeps the classifier
+    never = SgragRetriever(driver, unfamiliar_below=0.0).retrieve(people, metaqa_models, 100, topics)
+    assert isinstance(never.trace, SgragTrace) and never.trace.familiarity is None
+    assert never.trace.ranked_by == by_default
