@@ -112,7 +112,7 @@ class SgragRetriever(Retriever):
         texts = [t for e in topic_entities for t in (e.span, e.name) if t]
         return self.classifiers_of(kg).predict_chain(question, texts)
 
-    def worded_unlike(
+    def unknown_to_the_classifier(
         self, question: str, kg: str, spans: Sequence[str], prediction: ChainPrediction, trace: SgragTrace
     ) -> bool:
         """Whether the classifier does not know the question: its best chain's margin is negative (the wrong
@@ -132,15 +132,14 @@ class SgragRetriever(Retriever):
         kg: str,
         topic_ids: list[str],
         topic_entities: Sequence[LinkedEntity],
-        unlike_the_kgs_questions: bool = False,
+        outranked_too: bool = False,
     ) -> dict[str, list[tuple[str, float, float]]] | None:
         """Per topic entity, the chains walkable from it ranked by the KG's question-to-path scorer: (chain
-        key, probability among them, cosine) best first; None when the KG has no scorer, or one that ranks
-        worse than the classifier on the KG's own questions and the question is worded like them (the
-        classifier's ranking is used). The cosine compares across topics; the probability only within one."""
-        scorer = (
-            registry.path_scorer(kg, outranked_too=unlike_the_kgs_questions) if self.use_path_scorer else None
-        )
+        key, probability among them, cosine) best first; None when the KG has no scorer, or one that ranked
+        worse than the classifier on the KG's own questions unless ``outranked_too`` (the question is unknown
+        to the classifier): the classifier's ranking is used then. The cosine compares across topics; the
+        probability only within one."""
+        scorer = registry.path_scorer(kg, outranked_too=outranked_too) if self.use_path_scorer else None
         if scorer is None:
             return None
         spans = [t for e in topic_entities for t in (e.span, e.name) if t]
@@ -220,8 +219,10 @@ class SgragRetriever(Retriever):
 
         topic_ids = list(dict.fromkeys(e.id for e in topic_entities))
         spans = [t for e in topic_entities for t in (e.span, e.name) if t]
-        unlike = self.use_path_scorer and self.worded_unlike(question, kg, spans, prediction, trace)
-        by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, unlike)
+        unknown = self.use_path_scorer and self.unknown_to_the_classifier(
+            question, kg, spans, prediction, trace
+        )
+        by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, unknown)
         order: list[str] = []
         if by_topic is not None:
             # the topic whose best chain the scorer is surest of leads; the next one may narrow its answers
