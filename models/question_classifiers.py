@@ -64,9 +64,8 @@ class ChainPrediction:
     steps: Chain
     score: float  # linear-SVM margin of the chosen chain
     ranked: list[tuple[str, float]]  # the best few chains with their margins, best first
-    familiar: float | None = (
-        None  # the masked question's cosine to the nearest learned wording (None: unknown)
-    )
+    # the masked question's cosine to the nearest wording the classifiers learned (None: saved without them)
+    familiar: float | None = None
 
     @property
     def hops(self) -> int:
@@ -181,12 +180,6 @@ class QuestionClassifiers:
                 score = float(row[best])
             out.append(HopPrediction(classes[best], hop_range(classes[best]), score, float(known)))
         return out
-
-    def wording_familiarity(self, question: str, entity_texts: Iterable[str] = ()) -> float | None:
-        """The cosine of the masked question to the nearest wording the classifiers learned; None when they
-        were saved without their wordings. Read off the chain prediction, which is kept for a while: the route
-        and sgrag ask about the same question."""
-        return self.predict_chain(question, entity_texts).familiar
 
     def familiarity(self, matrix: Any) -> np.ndarray:
         """Per row of featurised questions, the cosine to the nearest learned wording (0 when unknown)."""

@@ -173,7 +173,7 @@ def question_signals(
         prediction.score,
         asked,
         path_scorer,
-        classifiers.wording_familiarity(question, texts) if located else None,
+        prediction.familiar if located else None,
     )
 
 

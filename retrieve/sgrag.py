@@ -112,9 +112,7 @@ class SgragRetriever(Retriever):
         texts = [t for e in topic_entities for t in (e.span, e.name) if t]
         return self.classifiers_of(kg).predict_chain(question, texts)
 
-    def unknown_to_the_classifier(
-        self, question: str, kg: str, spans: Sequence[str], prediction: ChainPrediction, trace: SgragTrace
-    ) -> bool:
+    def unknown_to_the_classifier(self, kg: str, prediction: ChainPrediction, trace: SgragTrace) -> bool:
         """Whether the classifier does not know the question: its best chain's margin is negative (the wrong
         side of every boundary it learned), within the walkable chains' two steps, and the wording is unlike
         the KG's labelled questions (records the familiarity in ``trace``). A wording it learned, or a
@@ -123,7 +121,7 @@ class SgragRetriever(Retriever):
         threshold = registry.unfamiliar_below(kg) if self.unfamiliar_below is None else self.unfamiliar_below
         if threshold <= 0 or prediction.hops > WALKABLE_STEPS or prediction.score >= 0:
             return False
-        trace.familiarity = self.classifiers_of(kg).wording_familiarity(question, spans)
+        trace.familiarity = prediction.familiar
         return trace.familiarity is not None and trace.familiarity < threshold
 
     def rank_walkable(
@@ -218,10 +216,7 @@ class SgragRetriever(Retriever):
             return evidence
 
         topic_ids = list(dict.fromkeys(e.id for e in topic_entities))
-        spans = [t for e in topic_entities for t in (e.span, e.name) if t]
-        unknown = self.use_path_scorer and self.unknown_to_the_classifier(
-            question, kg, spans, prediction, trace
-        )
+        unknown = self.use_path_scorer and self.unknown_to_the_classifier(kg, prediction, trace)
         by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, unknown)
         order: list[str] = []
         if by_topic is not None:

@@ -218,10 +218,13 @@ def test_train_save_load_roundtrip(tmp_path: Path, shared_data: Path) -> None:
         ["what movies did [Lee Pace] act in", "any idea which flicks [Lee Pace] shows up in, thx"]
     )
     assert learned.familiar > 0.99 and unlike.familiar < FAMILIAR_WORDING
-    assert loaded.wording_familiarity("what movies did [Lee Pace] act in") == pytest.approx(learned.familiar)
-    assert loaded.wording_familiarity("any idea which flicks [Lee Pace] shows up in, thx") == pytest.approx(
-        unlike.familiar
+    # the chain prediction reads the same familiarity off the same features (what auto's route and sgrag read)
+    assert loaded.predict_chain("what movies did [Lee Pace] act in").familiar == pytest.approx(
+        learned.familiar
     )
+    assert loaded.predict_chain(
+        "any idea which flicks [Lee Pace] shows up in, thx"
+    ).familiar == pytest.approx(unlike.familiar)
     assert load_question_classifiers(tmp_path / "absent") is None
     # saved by another scikit-learn: not used (the registry then names the training command)
     meta["sklearn_version"] = "0.0"
