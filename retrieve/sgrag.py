@@ -116,8 +116,8 @@ class SgragRetriever(Retriever):
         """Whether the classifier does not know the question: its best chain's margin is negative (the wrong
         side of every boundary it learned), within the walkable chains' two steps, and the wording is unlike
         the KG's labelled questions (records the familiarity in ``trace``). A wording it learned, or a
-        chain it is sure of, keeps the classifier: "who directed Kismet" in code-like noise is unfamiliar,
-        yet its words say directed_by."""
+        chain it is sure of, keeps the classifier: "who directed X" in code-like noise is unfamiliar, yet
+        its words name the relation."""
         threshold = registry.unfamiliar_below(kg) if self.unfamiliar_below is None else self.unfamiliar_below
         if threshold <= 0 or prediction.hops > WALKABLE_STEPS or prediction.score >= 0:
             return False
