@@ -68,6 +68,8 @@ class TrainAllOptions:
 class Splits:
     train: list[LabelledQuestion] = field(default_factory=list)
     validation: list[LabelledQuestion] = field(default_factory=list)
+    # the path scorer's: on a KG with labelled questions, synthesised ones of every chain too
+    scorer_train: list[LabelledQuestion] = field(default_factory=list)
     route: dict[str, list[LabelledQuestion]] = field(default_factory=dict)  # pool name -> questions
 
 
@@ -103,6 +105,19 @@ def split_synthesised(
     validation = [q for q in questions if q.wording == "A" and q.topic_ids[0] in held]
     route = [q for q in questions if q.wording != "A"]
     return train, validation, route
+
+
+def scorer_questions(
+    labelled: Sequence[LabelledQuestion], synthesised: Sequence[LabelledQuestion], most: int, seed: int
+) -> list[LabelledQuestion]:
+    """The path scorer's training questions, ``most`` at most: the labelled ones, and synthesised ones of
+    every chain for at least half. sgrag ranks with the scorer where its classifier does not know the
+    question, which on a labelled KG often asks a chain nobody labelled ("where was the writer of X born"):
+    the asked chains alone would teach it few two-step chains (WebQSP asks few)."""
+    rng = random.Random(seed)
+    n_synthesised = min(len(synthesised), max(most // 2, most - len(labelled)))
+    n_labelled = min(len(labelled), most - n_synthesised)
+    return rng.sample(list(labelled), n_labelled) + rng.sample(list(synthesised), n_synthesised)
 
 
 HUB_PERCENTILE = 0.999  # FRAG does not walk through the KG's best-connected thousandth of entities
@@ -226,6 +241,7 @@ def _train_parts(
     syn_train, syn_validation, syn_route = split_synthesised(
         synthesised, options.validation_share, options.seed
     )
+    splits.scorer_train = scorer_questions(lab_train, syn_train, options.path_scorer_questions, options.seed)
     if labelled:
         # the KG's own questions say which chains people ask; synthesised questions add wordings of those
         asked = {chain_key(q.chain) for q in labelled if q.chain}
@@ -341,7 +357,7 @@ def _train_parts(
         scorer = train_path_scorer(
             driver,
             kg,
-            splits.train,
+            splits.scorer_train,
             splits.validation,
             kg_models.part_dir(kg, "path_scorer"),
             PathScorerConfig(

@@ -227,4 +227,30 @@ def test_a_question_worded_unlike_the_kgs_own_is_ranked_by_the_path_scorer(
     assert like.trace.familiarity is None and like.trace.ranked_by == by_default  # ... keeps the classifier
     never = SgragRetriever(driver, unfamiliar_below=0.0).retrieve(people, metaqa_models, 100, topics)
     assert isinstance(never.trace, SgragTrace) and never.trace.familiarity is None
-    assert never.trace.ranked_by == by_default
+    # (or the scorer ranks because the classifier's chain cannot be walked from the topic: the next test)
+    assert never.trace.ranked_by == by_default or never.trace.classifier_chain_unwalkable
+
+
+def test_a_chain_the_classifier_names_that_the_topic_lacks_is_replaced_by_the_scorers_best_walkable_one(
+    driver,
+    metaqa_models: str,  # type: ignore[no-untyped-def]
+) -> None:
+    """The classifier knows what is asked (a genre) but its chain starts at a film, and the topic is a person:
+    its chain reaches nothing. sgrag then ranks the chains the person has with the path scorer, as for a
+    question the classifier does not know, instead of trying the classifier's next guesses."""
+    question = "what genre is Tom Hanks"
+    topics = [t for t in link_entities(driver, question, metaqa_models) if t.name == "Tom Hanks"]
+    assert topics
+    classified = SgragRetriever(driver).classify(question, metaqa_models, topics)
+    first = run_template(driver, classified.ranked[0][0], metaqa_models, [topics[0].id])
+    assert first.paths == []  # the precondition: the classifier's best chain starts elsewhere
+
+    evidence = SgragRetriever(driver).retrieve(question, metaqa_models, 100, topics)
+    assert isinstance(evidence.trace, SgragTrace)
+    assert evidence.trace.classifier_chain_unwalkable and evidence.trace.ranked_by == "path scorer"
+    assert evidence.answer_candidates and evidence.trace.chain != classified.ranked[0][0]
+    assert evidence.trace.chains_ranked and evidence.confidence == evidence.trace.chain_score
+
+    without = SgragRetriever(driver, use_path_scorer=False).retrieve(question, metaqa_models, 100, topics)
+    assert isinstance(without.trace, SgragTrace) and not without.trace.classifier_chain_unwalkable
+    assert without.trace.ranked_by == "question classifier"
