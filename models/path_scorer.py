@@ -23,6 +23,7 @@ from kgqa.models.encoder import OnnxEncoder
 META_FILE = "meta.json"  # written last by training: its presence means the scorer is complete
 CHAINS_FILE = "chains.json"
 VECTORS_FILE = "chains.npy"
+COSINE_FLOOR = "cosine_floor"  # meta key: below it no chain is one the scorer recognises (0: none learned)
 TOPIC_MASK = "[MASK]"  # a special token of the encoder's vocabulary: where the topic entity was
 _MAX_CACHED = 200_000
 
@@ -56,6 +57,7 @@ class PathScorer:
         self.directory = directory
         self.meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
         self.temperature = float(self.meta["config"]["temperature"])
+        self.cosine_floor = float(self.meta.get(COSINE_FLOOR, 0.0))
         self.encoder = OnnxEncoder(directory)
         keys = json.loads((directory / CHAINS_FILE).read_text(encoding="utf-8"))
         vectors = np.load(directory / VECTORS_FILE)

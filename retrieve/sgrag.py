@@ -22,8 +22,10 @@ the scorer reads people's own ("which pictures did X appear in"): on MetaQA's fr
 went from 51.1 to 66.1. The scorer also ranks when the classifier's best chain cannot be walked from the
 topic: it names a relation of something else ("born where", of a film), so the question asks a chain no
 labelled question did ("where was the writer of X born"). On our FB15k-237 tune questions, on the KG trained
-with WebQSP, sgrag went from 41.2 to 62.7 (with the scorer trained on synthesised questions of every chain
-too); on MetaQA's free-form A tune, from 66.1 to 69.0.
+with WebQSP, sgrag went from 41.2 to 64.1 (the scorer trained on synthesised questions of the chains nobody
+labelled too); on MetaQA's free-form A tune, from 66.1 to 69.0. A scorer trained on labelled questions learned
+a cosine floor: when even the best walkable chain is less like the question than that, sgrag answers nothing
+and says why (the chain least unlike "when was X born" of a director reaches the years of his films).
 
 When no template matches, the evidence is empty and says so; ``--method auto`` then asks the next method
 (:mod:`kgqa.qa.routing`), which also decides whether sgrag is asked at all when the classifier is unsure.
@@ -75,6 +77,8 @@ class SgragTrace(MethodTrace):
     # the cosine of the masked question to the nearest wording the classifier learned (None: not asked)
     familiarity: float | None = None
     classifier_chain_unwalkable: bool = False  # its best chain reached nothing: the scorer ranked instead
+    cosine_floor: float = -1.0  # the path scorer's: a best chain below it is not one it recognises
+    below_cosine_floor: float | None = None  # the best chain's cosine, when below the floor (no answer)
     chains_tried: list[str] = field(default_factory=list)
     constrained_by: list[str] = field(default_factory=list)  # another topic's chain the answers also end
     answer_support: list[int] = field(default_factory=list)  # paths ending at each answer candidate
@@ -107,6 +111,7 @@ class SgragRetriever(Retriever):
     # below this familiarity the scorer ranks even where the classifier did better on the KG's held-out
     # questions (None: the KG's learned threshold, registry.unfamiliar_below)
     unfamiliar_below: float | None = None
+    use_cosine_floor: bool = True  # the path scorer's learned floor (False: measures what it changes)
 
     def classifiers_of(self, kg: str) -> QuestionClassifiers:
         return self.classifiers or registry.question_classifiers(kg)
@@ -136,6 +141,7 @@ class SgragRetriever(Retriever):
         topic_ids: list[str],
         topic_entities: Sequence[LinkedEntity],
         outranked_too: bool = False,
+        trace: SgragTrace | None = None,
     ) -> dict[str, list[tuple[str, float, float]]] | None:
         """Per topic entity, the chains walkable from it ranked by the KG's question-to-path scorer: (chain
         key, probability among them, cosine) best first; None when the KG has no scorer, or one that ranked
@@ -151,6 +157,8 @@ class SgragRetriever(Retriever):
             walkable = [w.chain for w in walkable_chains(self.driver, kg, [topic])]
             ranked = scorer.rank(question, spans, walkable)
             out[topic] = [(chain_key(c), round(p, 4), round(cos, 4)) for c, cos, p in ranked]
+        if trace is not None and self.use_cosine_floor:
+            trace.cosine_floor = scorer.cosine_floor
         return out
 
     def join(
@@ -222,7 +230,7 @@ class SgragRetriever(Retriever):
 
         topic_ids = list(dict.fromkeys(e.id for e in topic_entities))
         unknown = self.use_path_scorer and self.unknown_to_the_classifier(kg, prediction, trace)
-        by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, unknown)
+        by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, unknown, trace)
         walked_first: TemplateMatch | None = None
         if by_topic is None and self.use_path_scorer and prediction.ranked:
             # The classifier's best chain cannot be walked from the topic: the question asks what no
@@ -231,7 +239,7 @@ class SgragRetriever(Retriever):
             # its one-hop questions 70.6 -> 56.5; MetaQA's free-form A tune 69.0 -> 70.7.)
             walked_first = run_template(self.driver, prediction.ranked[0][0], kg, topic_ids, self.max_paths)
             if not walked_first.paths:
-                by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, outranked_too=True)
+                by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, True, trace)
                 if by_topic is not None:
                     trace.classifier_chain_unwalkable = True
         order: list[str] = []
@@ -239,10 +247,15 @@ class SgragRetriever(Retriever):
             # the topic whose best chain the scorer is surest of leads; the next one may narrow its answers
             order = sorted((t for t in by_topic if by_topic[t]), key=lambda t: -by_topic[t][0][2])
             ranked = [(key, p) for key, p, _cos in by_topic[order[0]]] if order else []
-            starts = order[:1]
             trace.chains_ranked = ranked[:10]
-            trace.chain_score = ranked[0][1] if ranked else 0.0
             trace.ranked_by = "path scorer"
+            if order and by_topic[order[0]][0][2] < trace.cosine_floor:
+                # the best chain is less like the question than nearly every held-out question's own chain
+                # was: the scorer recognises none of the topic's chains, so there is no answer
+                trace.below_cosine_floor = by_topic[order[0]][0][2]
+                order, ranked = [], []
+            starts = order[:1]
+            trace.chain_score = ranked[0][1] if ranked else 0.0
             evidence.confidence = trace.chain_score
         else:
             ranked, starts = prediction.ranked, topic_ids
@@ -283,7 +296,13 @@ class SgragRetriever(Retriever):
         trace.paths_in_evidence = len(evidence.paths)
         trace.paths_truncated = match.truncated
         trace.k_exceeded_to_keep_answers = len(evidence.triplets) > k
-        if not match.paths:
+        if trace.below_cosine_floor is not None:
+            evidence.reason = (
+                "the path scorer recognises none of the chains walkable from the topic entities: the best"
+                f" has cosine {trace.below_cosine_floor:.2f} to the question, below the KG's floor"
+                f" {trace.cosine_floor:.2f} (which nearly every held-out question's own chain reached)"
+            )
+        elif not match.paths:
             evidence.reason = f"no path of the chains {trace.chains_tried} starts at the topic entities"
         evidence.latency_ms.update(
             {

@@ -97,6 +97,9 @@ def test_sgrag_ranks_the_chains_walkable_from_the_topic_with_the_path_scorer(fb1
     assert 0.0 < result["confidence"] <= 1.0 and result["confidence"] == trace["chain_score"]
     profile = kg_models.read_profile(fb15k)
     assert profile is not None and profile.parts["path_scorer"].metrics["chain_at_1_held_out"] > 0.5
+    # no labelled questions, no cosine floor: synthesised ones score their own chains far above people's
+    assert "cosine_floor" not in profile.parts["path_scorer"].metrics and "below_cosine_floor" in trace
+    assert trace["below_cosine_floor"] is None
 
 
 def test_frag_ranks_its_chains_with_the_path_scorers_cosines(fb15k: str) -> None:

@@ -254,3 +254,40 @@ def test_a_chain_the_classifier_names_that_the_topic_lacks_is_replaced_by_the_sc
     without = SgragRetriever(driver, use_path_scorer=False).retrieve(question, metaqa_models, 100, topics)
     assert isinstance(without.trace, SgragTrace) and not without.trace.classifier_chain_unwalkable
     assert without.trace.ranked_by == "question classifier"
+
+
+def test_a_best_chain_below_the_scorers_cosine_floor_is_no_answer(
+    driver,
+    metaqa_models: str,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """The scorer learned a floor (the cosine nearly every held-out question's own chain reached); when even
+    the best chain walkable from the topic is below it, sgrag answers nothing and says why, instead of the
+    least unlike chain. Here the floor is moved above and below the best chain's cosine."""
+    from kgqa.core.types import Evidence
+    from kgqa.models import kg_models
+
+    profile = kg_models.read_profile(metaqa_models)
+    assert profile is not None and "cosine_floor" in profile.parts["path_scorer"].metrics
+    scorer = registry.path_scorer(metaqa_models, outranked_too=True)
+    assert scorer is not None and scorer.cosine_floor == profile.parts["path_scorer"].metrics["cosine_floor"]
+    question = "any idea which flicks Tom Hanks shows up in"
+    topics = [t for t in link_entities(driver, question, metaqa_models) if t.name == "Tom Hanks"]
+    ask = SgragRetriever(driver, unfamiliar_below=0.99)  # the scorer ranks this wording
+
+    def best_cosine(evidence: Evidence) -> float:
+        assert isinstance(evidence.trace, SgragTrace) and evidence.trace.ranked_by == "path scorer"
+        ranked = ask.rank_walkable(question, metaqa_models, [topics[0].id], topics, outranked_too=True)
+        assert ranked is not None
+        return max(cos for chains in ranked.values() for _c, _p, cos in chains)
+
+    monkeypatch.setattr(scorer, "cosine_floor", -1.0)
+    answered = ask.retrieve(question, metaqa_models, 100, topics)
+    best = best_cosine(answered)
+    assert answered.answer_candidates and answered.trace.below_cosine_floor is None  # type: ignore[union-attr]
+
+    monkeypatch.setattr(scorer, "cosine_floor", best + 0.01)
+    refused = ask.retrieve(question, metaqa_models, 100, topics)
+    assert refused.answer_candidates == [] and refused.triplets == [] and refused.confidence == 0.0
+    assert isinstance(refused.trace, SgragTrace) and refused.trace.below_cosine_floor == pytest.approx(best)
+    assert "recognises none of the chains" in refused.reason and refused.trace.chains_ranked

@@ -424,24 +424,6 @@ def test_train_all_splits_are_deterministic_and_keep_wordings_apart() -> None:
     assert not {q.topic_ids for q in s_train} & {q.topic_ids for q in s_val}
 
 
-def test_the_path_scorer_learns_synthesised_chains_beside_labelled_ones_for_at_least_half() -> None:
-    """On a labelled KG the scorer ranks for questions the classifier does not know, which ask chains nobody
-    labelled: half its questions at least are synthesised from every chain; without labels, all are."""
-    from kgqa.learn.train_all import scorer_questions
-
-    def questions(n: int, source: str) -> list[LabelledQuestion]:
-        return [LabelledQuestion(f"q{i}", ("t",), ("t",), ("a",), (("r", "out"),), source) for i in range(n)]
-
-    labelled, synthesised = questions(3000, "labelled"), questions(1500, "synthesised")
-    mix = scorer_questions(labelled, synthesised, 2000, seed=7)
-    assert len(mix) == 2000 and sum(q.source == "synthesised" for q in mix) == 1000
-    few = scorer_questions(labelled[:300], synthesised, 2000, seed=7)
-    assert sum(q.source == "labelled" for q in few) == 300 and len(few) == 1800  # every labelled one
-    assert len(scorer_questions([], synthesised, 2000, seed=7)) == 1500
-    assert scorer_questions(labelled, [], 2000, seed=7) == scorer_questions(labelled, [], 2000, seed=7)
-    assert len(scorer_questions(labelled, [], 2000, seed=7)) == 2000
-
-
 # --- retriever helpers ---
 
 

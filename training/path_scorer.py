@@ -37,7 +37,7 @@ from kgqa.core.relation_text import chain_text
 from kgqa.graph.walkable import walkable_chains
 from kgqa.models.encoder import OnnxEncoder, encoder_meta, source_dir
 from kgqa.models.encoder_build import build_encoder, source_fingerprint
-from kgqa.models.path_scorer import CHAINS_FILE, META_FILE, VECTORS_FILE, scorer_query
+from kgqa.models.path_scorer import CHAINS_FILE, COSINE_FLOOR, META_FILE, VECTORS_FILE, scorer_query
 from kgqa.training.gsr import install
 from kgqa.training.questions import LabelledQuestion
 from neo4j import Driver
@@ -55,6 +55,9 @@ class PathScorerConfig:
     temperature: float = 0.05
     max_questions: int = 2000  # training questions read at most (a seeded sample)
     validation_questions: int = 200
+    # of held-out questions whose own chain may fall below the cosine floor; None: no floor (held-out
+    # questions synthesised from the KG score their own chains far higher than people's questions do)
+    floor_share: float | None = 0.05
     seed: int = 13
 
 
@@ -205,9 +208,13 @@ def train_path_scorer(
                 schedule.step()
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss.item():.3f}")
-    after = _validate(encode, valid_rows, model)
+    after, own_cosines = _validate(encode, valid_rows, model)
     metrics = {"chain_at_1_held_out": after}
     log(f"path scorer: the question's own chain first for {after:.3f} of the held-out questions")
+    floor = 0.0
+    if cfg.floor_share is not None:
+        floor = metrics["cosine_floor"] = cosine_floor(own_cosines, cfg.floor_share)
+        log(f"path scorer: {cfg.floor_share:.0%} of them below the cosine {floor:.3f}: no chain taken there")
     known = sorted({c for row in train_rows + valid_rows for c in (row.positive, *row.walkable)})
     report = PathScorerReport(
         len(train_rows),
@@ -216,19 +223,28 @@ def train_path_scorer(
         run_on.type,
         metrics,
     )
-    _export(model, known, out, {"config": asdict(cfg), "report": asdict(report)})
+    _export(model, known, out, {"config": asdict(cfg), "report": asdict(report), COSINE_FLOOR: floor})
     return report
+
+
+def cosine_floor(own_cosines: Sequence[float], share: float) -> float:
+    """The cosine below which ``share`` of the held-out questions' own chains fall: a chain less like the
+    question than that is not one the scorer recognises (0 when nothing was held out)."""
+    ranked = sorted(own_cosines)
+    return round(float(ranked[int(len(ranked) * share)]), 4) if ranked else 0.0
 
 
 def _validate(
     encode: Callable[[list[str]], torch.Tensor], rows: Sequence[ScorerExample], model: torch.nn.Module
-) -> float:
-    """The share of questions whose own chain ranks first among the chains walkable from their topic."""
+) -> tuple[float, list[float]]:
+    """The share of questions whose own chain ranks first among the chains walkable from their topic, and
+    each question's cosine to its own chain."""
     rows = [r for r in rows if r.walkable]
     if not rows:
-        return 0.0
+        return 0.0, []
     model.eval()
     right = 0
+    own: list[float] = []
     with torch.no_grad():
         unique = sorted({c for row in rows for c in row.walkable})
         vectors = torch.cat(
@@ -239,7 +255,9 @@ def _validate(
         for row, query in zip(rows, queries, strict=True):
             candidates = vectors[[index[c] for c in row.walkable]]
             right += row.walkable[int((candidates @ query).argmax())] == row.positive
-    return round(right / len(rows), 4)
+            if row.positive in index:
+                own.append(float(vectors[index[row.positive]] @ query))
+    return round(right / len(rows), 4), own
 
 
 def _export(model: _Encoder, chains: Sequence[Chain], out: Path, meta: dict[str, object]) -> None:
