@@ -78,6 +78,7 @@ class SgragTrace(MethodTrace):
     familiarity: float | None = None
     classifier_chain_unwalkable: bool = False  # its best chain reached nothing: the scorer ranked instead
     cosine_floor: float = -1.0  # the path scorer's: a best chain below it is not one it recognises
+    best_cosine: float | None = None  # the path scorer's best chain's cosine to the question (None: unranked)
     below_cosine_floor: float | None = None  # the best chain's cosine, when below the floor (no answer)
     chains_tried: list[str] = field(default_factory=list)
     constrained_by: list[str] = field(default_factory=list)  # another topic's chain the answers also end
@@ -249,6 +250,7 @@ class SgragRetriever(Retriever):
             ranked = [(key, p) for key, p, _cos in by_topic[order[0]]] if order else []
             trace.chains_ranked = ranked[:10]
             trace.ranked_by = "path scorer"
+            trace.best_cosine = by_topic[order[0]][0][2] if order else None
             if order and by_topic[order[0]][0][2] < trace.cosine_floor:
                 # the best chain is less like the question than nearly every held-out question's own chain
                 # was: the scorer recognises none of the topic's chains, so there is no answer
