@@ -54,3 +54,26 @@ def walkable_chains(
         for record in records
     ]
     return sorted(out, key=lambda c: (len(c.chain), c.chain))
+
+
+KG_CHAIN_ENTITIES = 2_000_000  # entities read to list a KG's two-step chains (a bounded read on a huge KG)
+
+
+def kg_chains(driver: Driver, kg: str, most: int, entities: int = KG_CHAIN_ENTITIES) -> list[Chain]:
+    """Up to ``most`` relation chains of one or two steps that the KG can walk from somewhere: every one-step
+    chain, then the two-step ones that meet at the most entities (``paths/kg_chains``). What a chain scorer
+    embeds ahead of the questions, so that no question waits for it."""
+    if most <= 0:
+        return []
+    records, _summary, _keys = driver.execute_query(
+        render("paths/kg_chains"),
+        {"kg": kg, "entities": int(entities), "most": int(most)},
+        routing_=RoutingControl.READ,
+    )
+    pairs: list[Chain] = [
+        ((str(r["first"][0]), str(r["first"][1])), (str(r["second"][0]), str(r["second"][1])))
+        for r in records
+    ]
+    # every step meets its own reverse somewhere, so the pairs name every step (unless the limit cut it)
+    one_step: list[Chain] = sorted({(step,) for pair in pairs for step in pair})
+    return (one_step + pairs)[:most]

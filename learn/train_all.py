@@ -32,6 +32,7 @@ from kgqa.graph.kg import resolve_kg
 from kgqa.learn.prompt_example import prompt_example
 from kgqa.learn.route import measure_route, sample_route_questions
 from kgqa.models import kg_models, registry
+from kgqa.models.chain_vectors import chain_vectors_stamp
 from kgqa.models.encoder import embed
 from kgqa.models.kg_models import KgProfile, PartReport
 from kgqa.models.path_scorer import set_ranks_sgrag
@@ -109,9 +110,12 @@ def split_synthesised(
 
 def part_up_to_date(kg: str, part: str, old: KgProfile | None) -> bool:
     """Whether ``--if-missing`` keeps ``part``: its files and its report are there (files without a report are
-    what a training that died left), and a path scorer trained on labelled questions has its cosine floor
-    (one trained before it learned one would answer every question)."""
+    what a training that died left), a path scorer trained on labelled questions has its cosine floor
+    (one trained before it learned one would answer every question), and FRAG has its chain vectors (without
+    them its questions wait for the encoder)."""
     if not (kg_models.part_installed(kg, part) and old is not None and part in old.parts):
+        return False
+    if part == "frag" and chain_vectors_stamp(kg_models.part_dir(kg, part)) < 0:
         return False
     return not (part == "path_scorer" and old.labelled and "cosine_floor" not in old.parts[part].metrics)
 
@@ -334,6 +338,7 @@ def _train_parts(
     if "frag" in wanted:
         from kgqa.models.frag_ranker import FragRanker, save_ranker
         from kgqa.training.answer_types import learn_answer_types
+        from kgqa.training.chain_vectors import store_chain_vectors
 
         done = _timed(log, "learning what each relation arrives at (FRAG's path ranker)")
         steps = [(r, way) for r in relations for way in ("out", "in")]
@@ -342,6 +347,10 @@ def _train_parts(
         ranker = FragRanker(kinds=kinds, hub_degree=hub)
         save_ranker(kg, ranker)
         notes = [f"hub degree {hub}"]
+        stored = store_chain_vectors(
+            driver, kg, kg_models.part_dir(kg, "frag"), also=sorted(set(kinds.values())), progress=log
+        )
+        notes.append(f"{stored} relation chains embedded ahead of the questions")
         metrics: dict[str, float] = {}
         if lab_train and lab_validation:
             from kgqa.learn.frag_ranker import fit_ranker, learn_asked_steps

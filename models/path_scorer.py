@@ -28,12 +28,16 @@ TOPIC_MASK = "[MASK]"  # a special token of the encoder's vocabulary: where the 
 _MAX_CACHED = 200_000
 
 
+_MASKED = "kgqamaskedtopic"  # not bracketed: a mask already put in stops mask_topic at its bracket rule
+
+
 def scorer_query(question: str, topic_spans: Sequence[str]) -> str:
-    """The question as the scorer reads it: lower case, each topic entity replaced by the mask token."""
+    """The question as the scorer reads it: lower case, each topic entity replaced by the mask token (the
+    longest spans first, ties by their words, so that the same question always reads the same)."""
     text = question
-    for span in sorted({s for s in topic_spans if s}, key=len, reverse=True):
-        text = mask_topic(text, [span], TOPIC_MASK)
-    return text.lower().replace(TOPIC_MASK.lower(), TOPIC_MASK)
+    for span in sorted({s for s in topic_spans if s}, key=lambda s: (-len(s), s)):
+        text = mask_topic(text, [span], _MASKED)
+    return text.lower().replace(_MASKED, TOPIC_MASK)
 
 
 def set_ranks_sgrag(directory: Path, ranks: bool) -> None:

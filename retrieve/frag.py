@@ -66,6 +66,7 @@ from kgqa.retrieve.frag_ranking import (
     prune_relations,
     rank_paths,
     relation_query,
+    use_stored_chain_vectors,
 )
 
 HopRange = Literal["simple", "complex"]
@@ -102,6 +103,8 @@ class FragConfig:
     sure_hop_margin: float | None = SURE_HOP_MARGIN
     # Extension: the chain similarity is the KG's question-to-path scorer's, when it has one
     path_scorer: bool = True
+    # Extension: the chain vectors the KG's training stored are read, not embedded while a question waits
+    stored_chain_vectors: bool = True
 
 
 @dataclass
@@ -297,6 +300,8 @@ class FragRetriever(Retriever):
         hops = cfg.simple_hops if hop_range == "simple" else cfg.complex_hops
         mark = time.perf_counter()
         ranker = self.ranker or load_ranker(kg)
+        if cfg.stored_chain_vectors:
+            use_stored_chain_vectors(kg)
         sub = self._subgraph(kg, [e.id for e in topic_entities], hops, trace, ranker.hub_degree)
         timings["frag_subgraph"] = _ms(mark)
 

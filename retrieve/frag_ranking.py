@@ -13,6 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from kgqa.core.errors import CannotRunHere
@@ -22,6 +23,8 @@ from kgqa.core.text import BRACKET
 from kgqa.core.types import LinkedEntity
 from kgqa.graph.cypher import render
 from kgqa.graph.kg import no_embeddings_line
+from kgqa.models import kg_models
+from kgqa.models.chain_vectors import chain_vectors_stamp, load_chain_vectors
 from kgqa.models.encoder import embed
 from kgqa.models.frag_ranker import FEATURES, FragRanker
 from kgqa.retrieve.frag_paths import Step, Subgraph
@@ -46,18 +49,35 @@ ALONE_PENALTY = 0.5
 
 
 class _ChainCache:
-    """Embeddings of verbalised relation chains; chains recur across questions, so they are computed once."""
+    """Embeddings of verbalised relation chains; chains recur across questions, so they are computed once.
+    The ones a KG's training stored (:mod:`kgqa.models.chain_vectors`) are pinned: never evicted."""
 
     def __init__(self, size: int = 100_000) -> None:
         self._size = size
         self._data: OrderedDict[tuple[str | None, str], np.ndarray] = OrderedDict()
+        self._pinned: dict[tuple[str | None, str], np.ndarray] = {}
+        self._pinned_from: dict[Path, float] = {}
         self._lock = threading.Lock()
+
+    def pin_stored(self, directory: Path) -> None:
+        """Pins the vectors stored in ``directory`` (read again when they are trained again)."""
+        stamp = chain_vectors_stamp(directory)
+        with self._lock:
+            if stamp < 0 or self._pinned_from.get(directory) == stamp:
+                return
+        stored = load_chain_vectors(directory)
+        with self._lock:
+            self._pinned_from[directory] = stamp
+            if stored is not None:
+                self._pinned.update(
+                    ((stored.model, t), row) for t, row in zip(stored.texts, stored.vectors, strict=True)
+                )
 
     def get(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:
         """Rows of ``texts`` by ``model`` (the KG's encoder; None: the default one)."""
         keys = [(model, t) for t in texts]
         with self._lock:
-            missing = [key for key in dict.fromkeys(keys) if key not in self._data]
+            missing = [k for k in dict.fromkeys(keys) if k not in self._pinned and k not in self._data]
         if missing:
             vectors = embed([t for _m, t in missing], model=model)
             with self._lock:
@@ -66,10 +86,19 @@ class _ChainCache:
                 while len(self._data) > self._size:
                     self._data.popitem(last=False)
         with self._lock:
-            return np.stack([self._data[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+            if not keys:
+                return np.zeros((0, 0), dtype=np.float32)
+            return np.stack([self._pinned[k] if k in self._pinned else self._data[k] for k in keys])
 
 
 _CHAINS = _ChainCache()
+
+
+def use_stored_chain_vectors(kg: str) -> None:
+    """Lets this process read the chain vectors KG ``kg``'s training stored, when it stored any."""
+    _CHAINS.pin_stored(kg_models.part_dir(kg, "frag"))
+
+
 _RELATIONS: dict[tuple[int, str], tuple[float, list[str], np.ndarray]] = {}
 _RELATIONS_TTL = 300.0
 
@@ -289,35 +318,34 @@ def rank_paths(
     if not paths:
         return []
     ranker = ranker or FragRanker()
-    chains = list(dict.fromkeys(tuple(steps) for _, steps in paths))
+    # Tens of thousands of paths on a hub's neighbourhood: the per-path work is numpy's, not a Python loop's.
+    index: dict[tuple[Step, ...], int] = {}
+    chain_of = np.fromiter(
+        (index.setdefault(tuple(steps), len(index)) for _, steps in paths), dtype=np.int64, count=len(paths)
+    )
+    chains = list(index)
     features = feature_rows(
         chains, question_vector, word_match, prefer_hops, model, ranker, asked, question, chain_similarity
     )
-    scores = features @ np.asarray(ranker.weights.vector(), dtype=np.float32)
-    chain_score = {chain: float(s) for chain, s in zip(chains, scores, strict=True)}
-    multiplicity: dict[tuple[tuple[Step, ...], int], int] = {}
-    for nodes, steps in paths:
-        key = (tuple(steps), nodes[-1])
-        multiplicity[key] = multiplicity.get(key, 0) + 1
-    bonus = _meeting_bonus(paths, chain_score, groups) if groups and len(set(groups.values())) > 1 else {}
-    scored = []
-    for i, (nodes, steps) in enumerate(paths):
-        chain = tuple(steps)
-        score = chain_score[chain] + bonus.get(nodes[-1], 0.0)
-        scored.append((round(score, 6), multiplicity[(chain, nodes[-1])], sub.ppr[nodes[-1]], i))
-
-    def key(s: tuple[float, int, float, int]) -> tuple[float, int, float, int]:
-        return (-s[0], -s[1], -s[2], s[3])
-
+    scores = (features @ np.asarray(ranker.weights.vector(), dtype=np.float32)).astype(np.float64)
+    ends = np.fromiter((nodes[-1] for nodes, _ in paths), dtype=np.int64, count=len(paths))
+    score = scores[chain_of]
+    if groups and len(set(groups.values())) > 1:
+        chain_score = {chain: float(s) for chain, s in zip(chains, scores, strict=True)}
+        bonus = _meeting_bonus(paths, chain_score, groups)
+        score = score + np.fromiter((bonus.get(int(e), 0.0) for e in ends), dtype=np.float64, count=len(ends))
+    score = np.round(score, 6)
+    # ties: end nodes reached by more paths of the same chain, then by PageRank, then the order found
+    _pairs, pair_of, pair_count = np.unique(
+        chain_of * len(sub.ids) + ends, return_inverse=True, return_counts=True
+    )
+    multiplicity = pair_count[pair_of]
+    ppr = np.asarray(sub.ppr, dtype=np.float64)[ends]
+    order = np.lexsort((np.arange(len(paths)), -ppr, -multiplicity, -score))
     if one_per_node:  # complex: one shortest path per reached node, its most relevant one
-        best: dict[int, tuple[float, int, float, int]] = {}
-        for item in scored:
-            end = paths[item[3]][0][-1]
-            if end not in best or key(item) < key(best[end]):
-                best[end] = item
-        scored = list(best.values())  # the same order as sorting all, then keeping each node's first
-    scored.sort(key=key)
-    return [(s[0], paths[s[3]][0], paths[s[3]][1]) for s in scored]
+        _nodes, first = np.unique(ends[order], return_index=True)
+        order = order[np.sort(first)]
+    return [(float(score[i]), paths[i][0], paths[i][1]) for i in order]
 
 
 class WordMatch:

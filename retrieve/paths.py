@@ -32,11 +32,15 @@ class TemplateMatch:
     truncated: bool = False  # the $max_paths guard was hit
 
 
-def steps_query(steps: Sequence[tuple[str, str]], what: str) -> str:
-    """The path template for a chain of (relation, "out"|"in") steps: a classified one or a generated one."""
+def steps_query(
+    steps: Sequence[tuple[str, str]], what: str, ends_only: bool = False, to_ends: bool = False
+) -> str:
+    """The path template for a chain of (relation, "out"|"in") steps: a classified one or a generated one.
+    ``ends_only``: it returns the paths' distinct end names instead (:func:`walk_ends`); ``to_ends``: only
+    the paths that end at ``$ends`` (:func:`run_steps` with ``ends``)."""
     if not all(_RELATIONSHIP_TYPE.match(rel) and way in ("out", "in") for rel, way in steps):  # query text
         raise ValueError(f"{what} has a relation name that cannot be quoted in Cypher")
-    return render("sgrag/path", steps=list(steps))
+    return render("sgrag/path", steps=list(steps), ends_only=ends_only, to_ends=to_ends)
 
 
 def run_steps(
@@ -46,18 +50,34 @@ def run_steps(
     kg: str,
     topic_ids: Sequence[str],
     max_paths: int = DEFAULT_MAX_PATHS,
+    ends: Sequence[str] | None = None,
 ) -> TemplateMatch:
-    """Runs one rendered path template from the topic entity ids."""
-    records, _summary, _keys = driver.execute_query(
-        query,
-        {"kg": kg, "topic_ids": list(topic_ids), "max_paths": int(max_paths)},
-        routing_=RoutingControl.READ,
-    )
+    """Runs one rendered path template from the topic entity ids (``ends``: the end names a template
+    rendered ``to_ends`` keeps)."""
+    params: dict[str, object] = {"kg": kg, "topic_ids": list(topic_ids), "max_paths": int(max_paths)}
+    if ends is not None:
+        params["ends"] = list(ends)
+    records, _summary, _keys = driver.execute_query(query, params, routing_=RoutingControl.READ)
     match = TemplateMatch(label, truncated=len(records) >= max_paths)
     for record in records:
         match.paths.append([(str(h), str(r), str(t)) for h, r, t in record["triplets"]])
         match.answers.append(str(record["answer"]))
     return match
+
+
+def walk_ends(
+    driver: Driver, query: str, kg: str, topic_ids: Sequence[str], max_paths: int = DEFAULT_MAX_PATHS
+) -> tuple[set[str], bool]:
+    """The distinct end names of a template rendered ``ends_only``, and whether the $max_paths guard was hit:
+    what comparing two walks needs, without reading their (possibly thousands of) paths."""
+    records, _summary, _keys = driver.execute_query(
+        query,
+        {"kg": kg, "topic_ids": list(topic_ids), "max_paths": int(max_paths)},
+        routing_=RoutingControl.READ,
+    )
+    if not records:
+        return set(), False
+    return {str(e) for e in records[0]["ends"]}, int(records[0]["paths"]) >= max_paths
 
 
 def rank_answers(match: TemplateMatch) -> tuple[list[str], list[int], dict[str, int]]:

@@ -55,6 +55,7 @@ from kgqa.retrieve.paths import (
     run_steps,
     select_paths,
     steps_query,
+    walk_ends,
 )
 from neo4j import Driver
 
@@ -152,10 +153,10 @@ class SgragRetriever(Retriever):
         scorer = registry.path_scorer(kg, outranked_too=outranked_too) if self.use_path_scorer else None
         if scorer is None:
             return None
-        spans = [t for e in topic_entities for t in (e.span, e.name) if t]
         out: dict[str, list[tuple[str, float, float]]] = {}
         for topic in topic_ids:
             walkable = [w.chain for w in walkable_chains(self.driver, kg, [topic])]
+            spans = [t for e in topic_entities if e.id == topic for t in (e.span, e.name) if t]
             ranked = scorer.rank(question, spans, walkable)
             out[topic] = [(chain_key(c), round(p, 4), round(cos, 4)) for c, cos, p in ranked]
         if trace is not None and self.use_cosine_floor:
@@ -177,36 +178,52 @@ class SgragRetriever(Retriever):
         question about one of them only)."""
         lead, other = order[0], order[1]
         topics = {lead, other}
-        walked: dict[tuple[str, str], TemplateMatch] = {}
+        # Only the ends are compared: a type-like topic ("actor") reaches thousands of paths, and reading
+        # them all for each of the pairs took a second; the chosen pair's paths are read, to the shared ends.
+        reached: dict[tuple[str, str], tuple[set[str], bool]] = {}
 
-        def walk(topic: str, chain: str) -> TemplateMatch:
-            if (topic, chain) not in walked:
-                walked[(topic, chain)] = run_template(self.driver, chain, kg, [topic], self.max_paths)
-            return walked[(topic, chain)]
+        def ends(topic: str, chain: str) -> set[str]:
+            if (topic, chain) not in reached:
+                query = steps_query(parse_chain_key(chain), f"chain {chain!r}", ends_only=True)
+                reached[(topic, chain)] = walk_ends(self.driver, query, kg, [topic], self.max_paths)
+            return reached[(topic, chain)][0]
 
         meeting: list[tuple[float, str, str, set[str]]] = []
         for chain_a, p_a, _cos in by_topic[lead][:JOIN_CHAINS]:
-            ends_a = set(walk(lead, chain_a).answers) - topics
+            ends_a = ends(lead, chain_a) - topics
             if not ends_a:
                 continue
             for chain_b, p_b, _cos in by_topic[other][:JOIN_CHAINS]:
-                common = ends_a & set(walk(other, chain_b).answers)
+                common = ends_a & ends(other, chain_b)
                 if common:
                     longer = chain_a.count("|") + chain_b.count("|")
                     meeting.append((p_a * p_b * JOIN_LONGER**longer, chain_a, chain_b, common))
         if not meeting:
             return None
         _score, chain_a, chain_b, common = max(meeting, key=lambda m: m[0])
-        first, second = walk(lead, chain_a), walk(other, chain_b)
-        kept = [i for i, a in enumerate(first.answers) if a in common]
-        joined = [i for i, a in enumerate(second.answers) if a in common]
+        shared = sorted(common)
+        first, second = (
+            run_steps(
+                self.driver,
+                steps_query(parse_chain_key(chain), f"chain {chain!r}", to_ends=True),
+                chain,
+                kg,
+                [topic],
+                self.max_paths,
+                ends=shared,
+            )
+            for topic, chain in ((lead, chain_a), (other, chain_b))
+        )
         trace.chains_tried.append(chain_a)
         trace.constrained_by.append(f"{other}: {chain_b}")
         match = TemplateMatch(
             chain_a,
-            [first.paths[i] for i in kept] + [second.paths[i] for i in joined],
-            [first.answers[i] for i in kept] + [second.answers[i] for i in joined],
-            first.truncated or second.truncated,
+            first.paths + second.paths,
+            first.answers + second.answers,
+            reached[(lead, chain_a)][1]
+            or reached[(other, chain_b)][1]
+            or first.truncated
+            or second.truncated,
         )
         p_a = next(p for c, p, _ in by_topic[lead] if c == chain_a)
         p_b = next(p for c, p, _ in by_topic[other] if c == chain_b)

@@ -53,6 +53,14 @@ def test_train_all_learns_every_part_from_the_kg_alone(fb15k: str) -> None:
     listed = json.loads(run_kgqa("kgs", "--json").stdout)
     row = next(r for r in listed if r["name"] == fb15k)
     assert "classifiers" in row["models"] and "route" in row["models"] and row["models_current"] is True
+    # every step and the two-step chains that meet (about 28,000 here) are embedded ahead of the questions:
+    # FRAG's by the KG's encoder, the path scorer's by itself
+    from kgqa.models.chain_vectors import load_chain_vectors
+
+    stored = load_chain_vectors(kg_models.part_dir(fb15k, "frag"))
+    assert stored is not None and len(stored.texts) > 20_000
+    scorer_chains = json.loads((kg_models.part_dir(fb15k, "path_scorer") / "chains.json").read_text())
+    assert len(scorer_chains) > 20_000
 
 
 @pytest.mark.parametrize(

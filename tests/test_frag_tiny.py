@@ -199,3 +199,43 @@ def test_injection_text_in_the_question(driver: Driver, tiny_kg: str) -> None:
         evidence = ask(retriever, question, tiny_kg)
         assert isinstance(evidence, Evidence)
     assert counts() == before
+
+
+def test_stored_chain_vectors_are_read_not_embedded_and_rank_as_embedded_ones_do(
+    driver: Driver, tiny_kg: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``kgqa train all`` stores for FRAG spares a question the encoder, and ranks the same."""
+    import shutil
+
+    from kgqa.models import kg_models
+    from kgqa.models.chain_vectors import load_chain_vectors
+    from kgqa.retrieve import frag_ranking
+    from kgqa.training.chain_vectors import store_chain_vectors
+
+    folder = kg_models.part_dir(tiny_kg, "frag")
+    try:
+        assert store_chain_vectors(driver, tiny_kg, folder, also=["person", "film"]) > 6
+        stored = load_chain_vectors(folder)
+        assert stored is not None and {"person", "film", "directed by of"} <= set(stored.texts)
+        question = "which actors starred in the films [Dan Director] directed"
+        monkeypatch.setattr(frag_ranking, "_CHAINS", frag_ranking._ChainCache())
+        embedded_way = FragRetriever(
+            driver, config=FragConfig(stored_chain_vectors=False), hop_predictor=fixed("simple", 2)
+        )
+        baseline = ask(embedded_way, question, tiny_kg)
+        monkeypatch.setattr(frag_ranking, "_CHAINS", frag_ranking._ChainCache())
+        embedded: list[str] = []
+        encoder = frag_ranking.embed
+
+        def recorded(texts, model=None):  # type: ignore[no-untyped-def]
+            embedded.extend(texts)
+            return encoder(texts, model=model)
+
+        monkeypatch.setattr(frag_ranking, "embed", recorded)
+        evidence = ask(FragRetriever(driver, hop_predictor=fixed("simple", 2)), question, tiny_kg)
+        assert embedded and not set(embedded) & set(stored.texts)  # the question's words only
+        assert evidence.answer_candidates == baseline.answer_candidates
+        assert evidence.answer_candidates[:2] == ["Ann Actor", "Bob Actor"]
+        assert evidence.path_scores == pytest.approx(baseline.path_scores, abs=1e-5)
+    finally:
+        shutil.rmtree(kg_models.kg_models_dir(tiny_kg), ignore_errors=True)

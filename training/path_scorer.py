@@ -34,10 +34,11 @@ import numpy as np
 import torch
 from kgqa.core.chains import Chain, chain_key, reverse_step
 from kgqa.core.relation_text import chain_text
-from kgqa.graph.walkable import walkable_chains
+from kgqa.graph.walkable import kg_chains, walkable_chains
 from kgqa.models.encoder import OnnxEncoder, encoder_meta, source_dir
 from kgqa.models.encoder_build import build_encoder, source_fingerprint
 from kgqa.models.path_scorer import CHAINS_FILE, COSINE_FLOOR, META_FILE, VECTORS_FILE, scorer_query
+from kgqa.training.chain_vectors import STORED_CHAINS
 from kgqa.training.gsr import install
 from kgqa.training.questions import LabelledQuestion
 from neo4j import Driver
@@ -58,6 +59,9 @@ class PathScorerConfig:
     # of held-out questions whose own chain may fall below the cosine floor; None: no floor (held-out
     # questions synthesised from the KG score their own chains far higher than people's questions do)
     floor_share: float | None = 0.05
+    # chains whose vectors are stored with the scorer, so that no question waits for them: the ones training
+    # saw, then the KG's other one- and two-step chains, the most common first
+    stored_chains: int = STORED_CHAINS
     seed: int = 13
 
 
@@ -216,6 +220,9 @@ def train_path_scorer(
         floor = metrics["cosine_floor"] = cosine_floor(own_cosines, cfg.floor_share)
         log(f"path scorer: {cfg.floor_share:.0%} of them below the cosine {floor:.3f}: no chain taken there")
     known = sorted({c for row in train_rows + valid_rows for c in (row.positive, *row.walkable)})
+    seen = set(known)
+    more = [c for c in kg_chains(driver, kg, cfg.stored_chains) if c not in seen]
+    known += more[: max(0, cfg.stored_chains - len(known))]
     report = PathScorerReport(
         len(train_rows),
         min(len(validation), cfg.validation_questions),
