@@ -90,9 +90,10 @@ class SgragTrace(MethodTrace):
     k_exceeded_to_keep_answers: bool = False
 
 
-def path_query(steps: Sequence[Step], label: str) -> str:
-    """The Cypher of one chain's path template; a ValueError for a relation that is not a plain name."""
-    return steps_query(steps, f"chain {label!r}")
+def path_query(steps: Sequence[Step], label: str, ends_only: bool = False, to_ends: bool = False) -> str:
+    """The Cypher of one chain's path template (its ends only, or its paths to given ends: see
+    :func:`~kgqa.retrieve.paths.steps_query`); a ValueError for a relation that is not a plain name."""
+    return steps_query(steps, f"chain {label!r}", ends_only=ends_only, to_ends=to_ends)
 
 
 def run_template(
@@ -184,7 +185,7 @@ class SgragRetriever(Retriever):
 
         def ends(topic: str, chain: str) -> set[str]:
             if (topic, chain) not in reached:
-                query = steps_query(parse_chain_key(chain), f"chain {chain!r}", ends_only=True)
+                query = path_query(parse_chain_key(chain), chain, ends_only=True)
                 reached[(topic, chain)] = walk_ends(self.driver, query, kg, [topic], self.max_paths)
             return reached[(topic, chain)][0]
 
@@ -205,7 +206,7 @@ class SgragRetriever(Retriever):
         first, second = (
             run_steps(
                 self.driver,
-                steps_query(parse_chain_key(chain), f"chain {chain!r}", to_ends=True),
+                path_query(parse_chain_key(chain), chain, to_ends=True),
                 chain,
                 kg,
                 [topic],
