@@ -17,8 +17,9 @@ from kgqa.retrieve.linking import link_report
 @kg_option("link in")
 @json_option("the report")
 def link(question: str, kg: str | None, as_json: bool) -> None:
-    """Show the spans of QUESTION linked to entities, each with its score and why, and the other entities
-    found but left out (the same in-database linker as `kgqa ask` and `CALL kgqa.link.entities`)."""
+    """Show the spans of QUESTION linked to entities, each with its score and why, the other entities found
+    but left out, and every candidate the linker weighed (the same in-database linker as `kgqa ask`, `CALL
+    kgqa.link.entities` and `CALL kgqa.link.candidates`)."""
     with open_driver() as driver:
         name = resolve_kg(driver, kg).name
         report = link_report(driver, question, name)
@@ -35,3 +36,11 @@ def link(question: str, kg: str | None, as_json: bool) -> None:
     if data["also_found"]:
         click.echo("also found, left out:")
         print_table(columns, data["also_found"])
+    if data["candidates"]:
+        learned = data["candidates"][0]["learned"]
+        click.echo(
+            "every candidate weighed, best first ("
+            + ("score: the KG's learned link scorer" if learned else "the hand score; no learned link scorer")
+            + "; --json gives each one's features):"
+        )
+        print_table(["span", "name", "how", "hand_score", "score"], data["candidates"])

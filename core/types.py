@@ -18,6 +18,9 @@ class LinkedEntity:
     score: float
     how: str  # "bracket", "exact", "fulltext", "fuzzy", "vector", "given"
     span: str = ""  # the words of the question it was linked from
+    # other entities the same words may name, best first (the linker's runners-up on the same words): a
+    # method whose question leads nowhere from this entity may mean one of them. Not part of its identity.
+    alternatives: tuple[LinkedEntity, ...] = field(default=(), compare=False)
 
 
 @dataclass

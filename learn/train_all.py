@@ -40,6 +40,7 @@ from kgqa.models.question_classifiers import mask_question
 from kgqa.qa.methods import AUTO_CANDIDATES
 from kgqa.qa.routing import WORDING_FREE, policy_to_json
 from kgqa.training.questions import LabelledQuestion, kg_relations, read_labelled_questions
+from kgqa.training.synthesis import SOURCE as SYNTHESISED
 from kgqa.training.synthesis import SynthesisConfig, synthesise
 from neo4j import Driver
 
@@ -53,6 +54,7 @@ class TrainAllOptions:
     if_missing: bool = False  # keep the parts that are installed already
     parts: tuple[str, ...] = PARTS
     synthesis: SynthesisConfig = field(default_factory=SynthesisConfig)
+    link_scorer_questions: int = 3000  # questions whose candidates the link scorer is fitted on, at most
     path_scorer_questions: int = 2000  # training questions the path scorer fine-tunes on at most
     path_scorer_epochs: int = 1
     gsr_examples: int = 150_000  # read in all, over as many epochs as the distinct examples allow
@@ -72,6 +74,8 @@ class Splits:
     # the path scorer's: on a KG with labelled questions, synthesised ones of the chains nobody labelled too
     scorer_train: list[LabelledQuestion] = field(default_factory=list)
     route: dict[str, list[LabelledQuestion]] = field(default_factory=dict)  # pool name -> questions
+    linker_train: list[LabelledQuestion] = field(default_factory=list)
+    linker_validation: list[LabelledQuestion] = field(default_factory=list)
 
 
 PHRASE_CHECK = 150  # held-out questions that decide whether SimGRAG keeps its learned phrases
@@ -260,6 +264,8 @@ def _train_parts(
         synthesised, options.validation_share, options.seed
     )
     splits.scorer_train = scorer_questions(lab_train, syn_train, options.path_scorer_questions, options.seed)
+    splits.linker_train = lab_train + syn_train  # every topic, whatever chain its question asks
+    splits.linker_validation = lab_validation or syn_validation
     if labelled:
         # the KG's own questions say which chains people ask; synthesised questions add wordings of those
         asked = {chain_key(q.chain) for q in labelled if q.chain}
@@ -284,17 +290,31 @@ def _train_parts(
         log(f"the LLM prompt's worked example: {example.question!r}")
 
     if "linking" in wanted:
+        from kgqa.learn.link_scorer import LinkScorerConfig, train_link_scorer
         from kgqa.models.encoder import vocabulary
         from kgqa.training.linking_words import learn_linking_words, save_linking_words
 
         done = _timed(log, "learning the entity linker's words")
         words = learn_linking_words(driver, kg, splits.train, vocabulary())
         save_linking_words(words, kg_models.part_dir(kg, "linking"))
-        parts["linking"] = PartReport(
-            done(),
-            int(words["entities"]),  # type: ignore[arg-type]
-            notes=[f"{len(words['question_words'])} question words, {len(words['initials'])} initials"],  # type: ignore[arg-type]
+        notes = [f"{len(words['question_words'])} question words, {len(words['initials'])} initials"]  # type: ignore[arg-type]
+        labelled_train = [q for q in splits.linker_train if q.source != SYNTHESISED]
+        synthesised_train = [q for q in splits.linker_train if q.source == SYNTHESISED]
+        scorer = train_link_scorer(
+            driver,
+            kg,
+            labelled_train,
+            synthesised_train,
+            splits.linker_validation,
+            kg_models.part_dir(kg, "linking"),
+            LinkScorerConfig(max_questions=options.link_scorer_questions, seed=options.seed),
+            log,
         )
+        notes.append(
+            f"link scorer fitted on {scorer.questions} questions: "
+            + ("kept" if scorer.kept else "not kept: the hand score put a topic first as often or more")
+        )
+        parts["linking"] = PartReport(done(), int(words["entities"]), scorer.metrics, notes)  # type: ignore[arg-type]
     if "classifiers" in wanted:
         from kgqa.training.question_classifiers import train_question_classifiers
 

@@ -50,7 +50,18 @@ class Result:
             "llm": self.llm,
             "topic_entities": [e.name for e in ev.topic_entities],
             "linked_entities": [
-                {"id": e.id, "name": e.name, "score": round(e.score, 4), "how": e.how, "span": e.span}
+                {
+                    "id": e.id,
+                    "name": e.name,
+                    "score": round(e.score, 4),
+                    "how": e.how,
+                    "span": e.span,
+                    # what else the same words may name, as the linker found it
+                    "alternatives": [
+                        {"id": a.id, "name": a.name, "score": round(a.score, 4), "how": a.how}
+                        for a in e.alternatives
+                    ],
+                }
                 for e in ev.topic_entities
             ],
             "answers": self.answer.answers,

@@ -42,8 +42,56 @@ def link_entities(
         {"question": question, "kg": kg, "max_entities": max_entities, "secondary_ratio": secondary_ratio},
         routing_=RoutingControl.READ,
     ).records
+    return [_linked(r, tuple(_linked(a) for a in r["alternatives"] or ())) for r in records]
+
+
+def _linked(row: Any, alternatives: tuple[LinkedEntity, ...] = ()) -> LinkedEntity:
+    return LinkedEntity(
+        str(row["id"]),
+        str(row["name"]),
+        round(float(row["score"]), 4),
+        str(row["how"]),
+        str(row["span"]),
+        alternatives,
+    )
+
+
+@dataclass(frozen=True)
+class LinkCandidate:
+    """One (entity, span) pair the linker weighed, before overlapping spans were resolved."""
+
+    id: str
+    name: str
+    span: str
+    start: int  # token positions of the span, end exclusive
+    end: int
+    how: str
+    hand_score: float  # the hand-set score
+    score: float  # the KG's learned link scorer's probability; the hand score when it has none
+    learned: bool
+    features: dict[str, float]
+
+
+def link_candidates(driver: Driver, question: str, kg: str) -> list[LinkCandidate]:
+    """Every candidate of ``question`` in ``kg``, best first (``kgqa.link.candidates``)."""
+    if not question.strip():
+        return []
+    records = driver.execute_query(
+        render("linking/candidates"), {"question": question, "kg": kg}, routing_=RoutingControl.READ
+    ).records
     return [
-        LinkedEntity(str(r["id"]), str(r["name"]), round(float(r["score"]), 4), str(r["how"]), str(r["span"]))
+        LinkCandidate(
+            str(r["id"]),
+            str(r["name"]),
+            str(r["span"]),
+            int(r["start"]),
+            int(r["end"]),
+            str(r["how"]),
+            float(r["handScore"]),
+            float(r["score"]),
+            bool(r["learned"]),
+            {str(k): float(v) for k, v in dict(r["features"]).items()},
+        )
         for r in records
     ]
 
@@ -76,6 +124,8 @@ class LinkReport:
     kg: str
     linked: list[LinkedEntity]
     also_found: list[LinkedEntity] = field(default_factory=list)
+    # every (entity, span) pair weighed before overlapping spans were resolved, best first, with its features
+    candidates: list[LinkCandidate] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         def row(e: LinkedEntity) -> dict[str, Any]:
@@ -93,13 +143,31 @@ class LinkReport:
             "kg": self.kg,
             "linked": [row(e) for e in self.linked],
             "also_found": [row(e) for e in self.also_found],
+            "candidates": [
+                {
+                    "span": c.span,
+                    "id": c.id,
+                    "name": c.name,
+                    "how": c.how,
+                    "why": HOW_LINKED.get(c.how, c.how),
+                    "hand_score": round(c.hand_score, 4),
+                    "score": round(c.score, 4),
+                    "learned": c.learned,
+                    "features": {k: round(v, 4) for k, v in sorted(c.features.items())},
+                }
+                for c in self.candidates
+            ],
         }
 
 
-def link_report(driver: Driver, question: str, kg: str, max_found: int = 10) -> LinkReport:
-    """The entities ``question`` links to in ``kg`` as ``kgqa ask`` links them, and up to ``max_found`` in all
-    when every span above the floor is kept (the same procedure with no ratio to the best)."""
+def link_report(
+    driver: Driver, question: str, kg: str, max_found: int = 10, max_candidates: int = 20
+) -> LinkReport:
+    """The entities ``question`` links to in ``kg`` as ``kgqa ask`` links them, up to ``max_found`` in all
+    when every span above the floor is kept (the same procedure with no ratio to the best), and the first
+    ``max_candidates`` candidates weighed (free text: a [bracketed] question links by its brackets)."""
     linked = link_entities(driver, question, kg)
     chosen = {e.id for e in linked}
     everything = link_entities(driver, question, kg, max_entities=max_found, secondary_ratio=0.0)
-    return LinkReport(question, kg, linked, [e for e in everything if e.id not in chosen])
+    candidates = link_candidates(driver, question, kg)[:max_candidates]
+    return LinkReport(question, kg, linked, [e for e in everything if e.id not in chosen], candidates)

@@ -78,6 +78,9 @@ class SgragTrace(MethodTrace):
     # the cosine of the masked question to the nearest wording the classifier learned (None: not asked)
     familiarity: float | None = None
     classifier_chain_unwalkable: bool = False  # its best chain reached nothing: the scorer ranked instead
+    # the topics walked when the classifier's best chain led nowhere from the linked ones but from another
+    # entity the same words name (the linker's alternatives); empty when the linked ones were walked
+    topic_from_alternatives: list[str] = field(default_factory=list)
     cosine_floor: float = -1.0  # the path scorer's: a best chain below it is not one it recognises
     best_cosine: float | None = None  # the path scorer's best chain's cosine to the question (None: unranked)
     below_cosine_floor: float | None = None  # the best chain's cosine, when below the floor (no answer)
@@ -115,6 +118,8 @@ class SgragRetriever(Retriever):
     # questions (None: the KG's learned threshold, registry.unfamiliar_below)
     unfamiliar_below: float | None = None
     use_cosine_floor: bool = True  # the path scorer's learned floor (False: measures what it changes)
+    # walk the linker's alternatives to a topic when the classifier's best chain leads nowhere from it
+    try_alternatives: bool = True
 
     def classifiers_of(self, kg: str) -> QuestionClassifiers:
         return self.classifiers or registry.question_classifiers(kg)
@@ -230,6 +235,25 @@ class SgragRetriever(Retriever):
         p_b = next(p for c, p, _ in by_topic[other] if c == chain_b)
         return match, (p_a * p_b) ** 0.5
 
+    def alternative_topics(
+        self, kg: str, prediction: ChainPrediction, topic_entities: Sequence[LinkedEntity]
+    ) -> tuple[list[LinkedEntity], TemplateMatch] | None:
+        """The topic entities with one replaced by the first of its alternatives (the linker's runners-up on
+        its words) from which the classifier's best chain reaches something, and that walk; None when none.
+        Only for a question that names one thing: with several, the chain may join them instead (MetaQA's
+        free-form tune questions: "westerns by anthony mann" was walked from "Brazilian Western", sgrag
+        65.5 -> 64.9)."""
+        if len({e.span for e in topic_entities}) != 1:
+            return None
+        chain = prediction.ranked[0][0]
+        for i, entity in enumerate(topic_entities):
+            for other in entity.alternatives:
+                others = [e.id for j, e in enumerate(topic_entities) if j != i and e.id != other.id]
+                match = run_template(self.driver, chain, kg, [other.id, *others], self.max_paths)
+                if match.paths:
+                    return [*topic_entities[:i], other, *topic_entities[i + 1 :]], match
+        return None
+
     def retrieve(self, question: str, kg: str, k: int, topic_entities: list[LinkedEntity]) -> Evidence:
         began = time.perf_counter()
         prediction = self.classify(question, kg, topic_entities)
@@ -251,13 +275,22 @@ class SgragRetriever(Retriever):
         unknown = self.use_path_scorer and self.unknown_to_the_classifier(kg, prediction, trace)
         by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, unknown, trace)
         walked_first: TemplateMatch | None = None
-        if by_topic is None and self.use_path_scorer and prediction.ranked:
-            # The classifier's best chain cannot be walked from the topic: the question asks what no
-            # labelled question did ("where was the writer of the film born"), so the scorer ranks the chains
-            # the topic has. (Preferring those that end in the classifier's step: FB15k-237 tune 62.7 -> 54.9,
-            # its one-hop questions 70.6 -> 56.5; MetaQA's free-form A tune 69.0 -> 70.7.)
+        if by_topic is None and prediction.ranked:
             walked_first = run_template(self.driver, prediction.ranked[0][0], kg, topic_ids, self.max_paths)
-            if not walked_first.paths:
+            unwalked = not walked_first.paths and self.try_alternatives
+            swapped = self.alternative_topics(kg, prediction, topic_entities) if unwalked else None
+            if swapped is not None:
+                # The words name another entity too, and the classifier's chain leads somewhere from it
+                # ("where was luther born": the film Luther has no birthplace, Martin Luther King has one).
+                topic_entities, walked_first = swapped
+                topic_ids = list(dict.fromkeys(e.id for e in topic_entities))
+                evidence.topic_entities = list(topic_entities)
+                trace.topic_from_alternatives = [e.name for e in topic_entities]
+            elif not walked_first.paths and self.use_path_scorer:
+                # The classifier's best chain cannot be walked from the topic: the question asks what no
+                # labelled question did ("where was the writer of the film born"), so the scorer ranks the
+                # chains the topic has. (Preferring those that end in the classifier's step: FB15k-237 tune
+                # 62.7 -> 54.9, its one-hop questions 70.6 -> 56.5; MetaQA's free-form A tune 69.0 -> 70.7.)
                 by_topic = self.rank_walkable(question, kg, topic_ids, topic_entities, True, trace)
                 if by_topic is not None:
                     trace.classifier_chain_unwalkable = True

@@ -51,6 +51,7 @@ QUICK_TRAINING: dict[str, Any] = {
     "gsr_examples": 40_000,
     "route_questions": 60,
     "path_scorer_questions": 300,
+    "link_scorer_questions": 600,
     "path_scorer_epochs": 1,
 }
 

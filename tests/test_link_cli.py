@@ -20,9 +20,14 @@ def test_link_shows_each_span_its_entity_and_why(metaqa_kg: str) -> None:
     assert spans["tom hanks"]["name"] == "Tom Hanks" and spans["meg ryan"]["name"] == "Meg Ryan"
     for row in report["linked"]:
         assert 0 < row["score"] <= 1 and row["why"] == HOW_LINKED[row["how"]]
+    # every candidate weighed, with the features a learned link scorer reads
+    weighed = {(c["span"], c["name"]) for c in report["candidates"]}
+    assert ("tom hanks", "Tom Hanks") in weighed and ("meg ryan", "Meg Ryan") in weighed
+    assert all(0 <= c["hand_score"] and "log_degree" in c["features"] for c in report["candidates"])
     table = run_kgqa("link", "who directed Titanic", "--kg", metaqa_kg)
     assert table.returncode == 0, table.stderr
     assert "Titanic" in table.stdout and HOW_LINKED["exact"] in table.stdout
+    assert "every candidate weighed" in table.stdout
 
 
 def test_the_report_links_as_ask_does_and_lists_what_it_left_out(metaqa_kg: str, driver: Any) -> None:

@@ -13,6 +13,7 @@ A second KG ``test_sgrag_other`` holds another ``Alpha Film`` (same name and id)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from kgqa.core.chains import parse_chain_key
@@ -230,6 +231,36 @@ def test_retriever_falls_back_to_a_chain_that_matches(
     assert len(tried) >= 2
     if evidence.answer_candidates:
         assert evidence.trace.chain.startswith("starred_actors<")
+
+
+def test_an_alternative_the_words_also_name_is_walked_when_the_chain_leads_nowhere_from_the_linked_one(
+    driver,
+    tiny_kg: str,  # type: ignore[no-untyped-def]
+    retriever: SgragRetriever,
+) -> None:
+    """The linker took the words for an actor, and also found a film they name: the classifier's chain
+    (directed_by>) leads nowhere from the actor, so sgrag walks it from the film, and says so."""
+    film = LinkedEntity(id="Alpha Film", name="Alpha Film", score=0.5, how="exact", span="alpha")
+    actor = LinkedEntity(
+        id="Ann Actor", name="Ann Actor", score=0.6, how="fuzzy", span="alpha", alternatives=(film,)
+    )
+    question = "who directed [alpha]"
+    evidence = retriever.retrieve(question, KG, k=100, topic_entities=[actor])
+    assert isinstance(evidence.trace, SgragTrace)
+    assert evidence.trace.chain == "directed_by>" and evidence.answer_candidates == ["Dee Director"]
+    assert [e.id for e in evidence.topic_entities] == ["Alpha Film"]
+    assert evidence.trace.topic_from_alternatives == ["Alpha Film"]
+
+    without = replace(retriever, try_alternatives=False).retrieve(question, KG, k=100, topic_entities=[actor])
+    assert isinstance(without.trace, SgragTrace) and without.trace.topic_from_alternatives == []
+    assert [e.id for e in without.topic_entities] == ["Ann Actor"]
+    assert "Dee Director" not in without.answer_candidates
+
+    # an alternative the chain leads nowhere from either changes nothing
+    year = LinkedEntity(id="1990", name="1990", score=0.5, how="exact", span="alpha")
+    stuck = replace(actor, alternatives=(year,))
+    unchanged = retriever.retrieve(question, KG, k=100, topic_entities=[stuck])
+    assert [e.id for e in unchanged.topic_entities] == ["Ann Actor"]
 
 
 def test_no_topic_entity_gives_empty_evidence(

@@ -47,6 +47,7 @@ VARIANTS: dict[str, Any] = {
     "subgraphrag:top-k": lambda d: SubgraphRagRetriever(d, select_walks=False),
     "subgraphrag:walk": lambda d: SubgraphRagRetriever(d, rank_by="walk"),
     "sgrag:no-path-scorer": lambda d: SgragRetriever(d, use_path_scorer=False),
+    "sgrag:no-alternatives": lambda d: SgragRetriever(d, try_alternatives=False),
 }
 
 

@@ -1,6 +1,9 @@
 """Entity linking on WebQSP's questions, as people typed them: is the dataset's topic entity the first entity
 kgqa links, among those it links, or is nothing linked at all; and how long linking takes.
 
+*Among them or their alternatives*: the topic is linked, or is one of the other entities the linked words
+name (``LinkedEntity.alternatives``), which sgrag walks when its chain leads nowhere from the linked one.
+
 Only the questions whose topic entity is in the KG count (FB15k-237 holds a part of Freebase). ``--split
 train`` (WebQSP's train questions) is the part to look at and tune on; ``--split test`` is for reporting only.
 ``--split dev`` is the train questions the KG's training held out (a KG trained with ``--questions
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         scoped = [q for q in asked if any(i in known for i, _name in q.topic_entities)]
         for q in scoped[:5]:  # warm: the first questions load the procedure's indexes
             link_entities(driver, q.question, args.kg)
-        first = among = nothing = 0
+        first = among = reachable = nothing = 0
         latencies: list[float] = []
         misses: list[str] = []
         for q in scoped:
@@ -87,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
             ids = [e.id for e in linked]
             first += bool(ids) and ids[0] in gold
             among += bool(gold & set(ids))
+            # what a method may still walk from: the linked entities and the others their words name
+            reachable += bool(gold & (set(ids) | {a.id for e in linked for a in e.alternatives}))
             nothing += not ids
             if not (ids and ids[0] in gold):
                 names = ", ".join(f"{e.name} ({e.how} {e.score:.2f} '{e.span}')" for e in linked) or "nothing"
@@ -99,9 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         f"WebQSP {args.split} on KG `{args.kg}`: {len(scoped)} of {len(asked)} questions have their topic "
         "entity in the KG.",
         "",
-        "| questions | topic linked first | topic among the linked | nothing linked | p50 ms | p95 ms |",
-        "|---:|---:|---:|---:|---:|---:|",
-        f"| {len(scoped)} | {100 * first / n:.1f} | {100 * among / n:.1f} | {100 * nothing / n:.1f} "
+        "| questions | topic linked first | topic among the linked | among them or their alternatives "
+        "| nothing linked | p50 ms | p95 ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {len(scoped)} | {100 * first / n:.1f} | {100 * among / n:.1f} | {100 * reachable / n:.1f} "
+        f"| {100 * nothing / n:.1f} "
         f"| {statistics.median(latencies) if latencies else 0:.1f} | {percentile(latencies, 0.95):.1f} |",
     ]
     print("\n".join(lines))

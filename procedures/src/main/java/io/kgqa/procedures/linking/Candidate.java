@@ -16,6 +16,11 @@ final class Candidate {
     final int degree; // breaks ties between equally good names
     final List<String> types; // relationship types of the entity
     double score;
+    /** What {@link LinkScoring} scored, kept beside a learned {@link #score}: the resolver's ratios read it. */
+    double handScore = Double.NaN;
+    /** The learned scorer's features ({@link LinkFeatures}), set when the KG has one or they are asked for. */
+    double[] features;
+    boolean questionWordsOnly; // the span holds none of the question's content words (set by score)
     boolean capitalised; // every judged word of the span capitalised, in a question with case (set by score)
     boolean ordinary; // the span is common English words typed as such (set by LinkScoring.yieldToNames)
 
@@ -30,6 +35,11 @@ final class Candidate {
         this.match = match;
         this.degree = degree;
         this.types = types;
+    }
+
+    /** The score the resolver's floor and ratios compare: the hand score, also when a learned one ranks. */
+    double thresholdScore() {
+        return Double.isNaN(handScore) ? score : handScore;
     }
 
     @Override

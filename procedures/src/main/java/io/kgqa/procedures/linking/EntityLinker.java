@@ -59,8 +59,18 @@ public final class EntityLinker {
     private Set<String> questionStems = Set.of();
     private LinkingWords learned;
 
-    /** One linked entity, best first in {@link #link}'s result. */
-    public record Link(Node node, String id, String name, double score, String how, String span) {
+    /**
+     * One linked entity, best first in {@link #link}'s result.
+     *
+     * @param alternatives the other entities the same words may name (candidates on the very same span that
+     *     were not linked), best first: a method whose question leads nowhere from this one may try them
+     */
+    public record Link(Node node, String id, String name, double score, String how, String span,
+                       List<Link> alternatives) {
+
+        Link(Node node, String id, String name, double score, String how, String span) {
+            this(node, id, name, score, how, span, List.of());
+        }
     }
 
     /** @param log where the one-time warnings go; may be null */
@@ -117,9 +127,54 @@ public final class EntityLinker {
     }
 
     private List<Link> free(String question, int maxEntities, double secondaryRatio) {
+        Scored scored = scored(question);
+        if (scored == null) {
+            return List.of();
+        }
+        return SpanResolver.resolve(scored.candidates(), scored.tokens(), maxEntities, secondaryRatio,
+                scored.floor());
+    }
+
+    /** Every candidate of a question, scored, before resolution; {@code floor}: the learned scorer's, or NaN. */
+    private record Scored(List<Token> tokens, List<Candidate> candidates, double floor) {
+    }
+
+    /** One (entity, span) candidate as {@code kgqa.link.candidates} streams it. */
+    public record CandidateRow(String id, String name, String span, int start, int end, String how,
+                               double handScore, double score, boolean learned, Map<String, Double> features) {
+    }
+
+    /**
+     * Every (entity, span) candidate of a free-text question with its hand score, its learned score (the hand
+     * score when the KG has no link scorer) and the features the learned scorer reads; best first. What
+     * {@code kgqa train all} fits the scorer on, and what {@code kgqa link} shows.
+     */
+    public List<CandidateRow> candidates(String question) {
+        Scored scored = LinkText.strip(question).isEmpty() ? null : scored(question);
+        if (scored == null) {
+            return List.of();
+        }
+        boolean learned = !Double.isNaN(scored.floor());
+        if (!learned) {
+            LinkFeatures.set(scored.candidates(), scored.tokens(), LinkText.hasCase(scored.tokens(), question));
+        }
+        List<CandidateRow> rows = new ArrayList<>();
+        for (Candidate c : scored.candidates()) {
+            Map<String, Double> features = new LinkedHashMap<>();
+            for (int i = 0; i < LinkFeatures.NAMES.size(); i++) {
+                features.put(LinkFeatures.NAMES.get(i), c.features[i]);
+            }
+            rows.add(new CandidateRow(c.id, c.name, LinkText.stripPunct(LinkText.join(scored.tokens(), c.start, c.end)),
+                    c.start, c.end, c.how, c.thresholdScore(), c.score, learned, features));
+        }
+        rows.sort((a, b) -> Double.compare(b.score(), a.score()));
+        return rows;
+    }
+
+    private Scored scored(String question) {
         List<Token> tokens = LinkText.tokens(question);
         if (tokens.isEmpty()) {
-            return List.of();
+            return null;
         }
         boolean[] content = LinkText.content(tokens, stopWords(), questionStems);
         boolean hasCase = LinkText.hasCase(tokens, question);
@@ -163,7 +218,17 @@ public final class EntityLinker {
         }
         LinkScoring.yieldToNames(candidates.values(), ordinary);
         TitledNames.apply(candidates.values());
-        return SpanResolver.resolve(new ArrayList<>(candidates.values()), tokens, maxEntities, secondaryRatio);
+        List<Candidate> all = new ArrayList<>(candidates.values());
+        LinkScorer scorer = LinkScorer.of(kg);
+        if (scorer == null) {
+            return new Scored(tokens, all, Double.NaN);
+        }
+        LinkFeatures.set(all, tokens, hasCase);
+        for (Candidate c : all) {
+            c.handScore = c.score;
+            c.score = scorer.probability(c.features);
+        }
+        return new Scored(tokens, all, scorer.floor());
     }
 
     /** Keeps the better match per (entity, span); a replaced candidate keeps its place in the found order. */

@@ -141,6 +141,7 @@ final class LinkScoring {
         }
         boolean capitalised = hasCase && !capital.isEmpty() && !capital.contains(false);
         c.capitalised = capitalised;
+        c.questionWordsOnly = contentWords == 0;
         // a capitalised word next to the span: the name typed goes on ("The Other" in "The Other Woman")
         boolean standsAlone = capitalised && !capitalisedAt(tokens, c.start - 1) && !capitalisedAt(tokens, c.end);
         if (contentWords == 0) { // only question words ("what", "movies", "star"): rarely the entity meant ...

@@ -5,6 +5,8 @@ import io.kgqa.procedures.util.KnowledgeGraphs;
 import io.kgqa.procedures.util.Limits;
 import io.kgqa.procedures.util.Options;
 import io.kgqa.procedures.util.TextLimits;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -34,16 +36,54 @@ public class LinkingProcedures {
      * @param how   bracket, exact, singular, fulltext, fuzzy, head, partial, short, initials or vector
      * @param span  the words of the question that name the entity
      */
-    public record LinkedEntity(String id, String name, double score, String how, String span) {
+    public record LinkedEntity(String id, String name, double score, String how, String span,
+                               List<Map<String, Object>> alternatives) {
 
         static LinkedEntity of(EntityLinker.Link link) {
-            return new LinkedEntity(link.id(), link.name(), link.score(), link.how(), link.span());
+            List<Map<String, Object>> alternatives = new ArrayList<>();
+            for (EntityLinker.Link other : link.alternatives()) {
+                alternatives.add(Map.of("id", other.id(), "name", other.name(), "score", other.score(), "how",
+                        other.how(), "span", other.span()));
+            }
+            return new LinkedEntity(link.id(), link.name(), link.score(), link.how(), link.span(), alternatives);
         }
+    }
+
+    /** One row of {@code kgqa.link.candidates}. */
+    public record LinkCandidate(String id, String name, String span, long start, long end, String how,
+                                double handScore, double score, boolean learned, Map<String, Object> features) {
+
+        static LinkCandidate of(EntityLinker.CandidateRow row) {
+            return new LinkCandidate(row.id(), row.name(), row.span(), row.start(), row.end(), row.how(),
+                    row.handScore(), row.score(), row.learned(), Map.copyOf(row.features()));
+        }
+    }
+
+    @Procedure(name = "kgqa.link.candidates", mode = Mode.READ)
+    @Description("kgqa.link.candidates(question :: STRING, config = {} :: MAP) :: (id :: STRING, name :: STRING,"
+            + " span :: STRING, start :: INTEGER, end :: INTEGER, how :: STRING, handScore :: FLOAT, score :: FLOAT,"
+            + " learned :: BOOLEAN, features :: MAP) - every (entity, span) candidate kgqa.link.entities weighs for a"
+            + " question, before overlapping spans are resolved, best first: start and end are token positions"
+            + " (end exclusive), handScore the hand-set score, score the KG's learned link scorer's probability"
+            + " that the candidate names a topic of the question (the hand score, with learned false, when the KG"
+            + " has no scorer: kgqa train all fits one), features what that scorer reads. [Brackets] are read as"
+            + " free text. config: kg (default: the only or most recently loaded complete KG).")
+    public Stream<LinkCandidate> candidates(
+            @Name("question") String question,
+            @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {
+        if (question == null) {
+            throw new BadArgumentException("question must be a string, got null");
+        }
+        TextLimits.question(question, "question");
+        Options options = new Options(config, "config", Set.of("kg"));
+        String kg = KnowledgeGraphs.fromConfig(tx, options);
+        return new EntityLinker(tx, kg, log).candidates(question).stream().map(LinkCandidate::of);
     }
 
     @Procedure(name = "kgqa.link.entities", mode = Mode.READ)
     @Description("kgqa.link.entities(question :: STRING, config = {} :: MAP) :: (id :: STRING, name :: STRING,"
-            + " score :: FLOAT, how :: STRING, span :: STRING) - the topic entities of a question, best first."
+            + " score :: FLOAT, how :: STRING, span :: STRING, alternatives :: LIST<MAP>) - the topic entities of a"
+            + " question, best first."
             + " [Bracketed] text is looked up by exact name, then id, else linked as free text. Free text: word"
             + " n-grams (up to 12 words) looked up by exact name in a few case variants, without a final"
             + " possessive, and a final plural as its singular, plus one full-text query (fuzzy for longer words,"
@@ -69,7 +109,10 @@ public class LinkingProcedures {
             + " entities of one name on one span share a place); secondaryRatio (default 0.75: an entity after"
             + " the first is kept only when it scores at least this share of the best, unless it is a number, a"
             + " value many facts share said exactly, or a name typed with its capitals; 0 keeps every one, as a"
-            + " claim with several entities needs). An empty question gives no rows.")
+            + " claim with several entities needs). alternatives: up to 3 other entities the same words may name"
+            + " (candidates on the same words, not linked, scoring at least 0.3), best first, each {id, name,"
+            + " score, how, span}: a question that leads nowhere from the first may mean one of them. An empty"
+            + " question gives no rows.")
     public Stream<LinkedEntity> entities(
             @Name("question") String question,
             @Name(value = "config", defaultValue = "{}") Map<String, Object> config) {

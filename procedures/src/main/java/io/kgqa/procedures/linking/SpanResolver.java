@@ -20,6 +20,8 @@ final class SpanResolver {
 
     /** Entities that share one span of the question ("ringo lam" the tag, "Ringo Lam" the person), at most. */
     static final int MAX_TWINS = 3;
+    /** Other entities the words of a link may name, reported beside it, at most. */
+    static final int MAX_ALTERNATIVES = 3;
     /**
      * An entity this many facts touch is a value many entities share (a genre, a language, a country): said
      * exactly, it states a constraint ("horror films by X"), however short its name.
@@ -41,6 +43,17 @@ final class SpanResolver {
      * @param secondaryRatio a further span must score this share of the best one (0: every one)
      */
     static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities, double secondaryRatio) {
+        return resolve(candidates, tokens, maxEntities, secondaryRatio, Double.NaN);
+    }
+
+    /**
+     * @param learnedFloor NaN when {@code score} is the hand score; else {@code score} is the learned scorer's
+     *     probability, which orders the candidates and must reach this floor, while the hand score
+     *     ({@link Candidate#thresholdScore}) still decides the further entities (its floor, ratio and twins)
+     */
+    static List<Link> resolve(List<Candidate> candidates, List<Token> tokens, int maxEntities, double secondaryRatio,
+                              double learnedFloor) {
+        boolean learned = !Double.isNaN(learnedFloor);
         List<Candidate> ordered = new ArrayList<>(candidates);
         Map<Candidate, Double> rounded = new HashMap<>();
         for (Candidate c : candidates) {
@@ -63,14 +76,18 @@ final class SpanResolver {
         Set<String> seen = new HashSet<>();
         int spans = 0; // maxEntities counts spans of the question: twins share their span's place
         for (Candidate c : ordered) {
-            if (c.score < LinkScoring.MIN_SCORE) {
-                break;
+            // the learned scorer's first pick needs only its floor: it may be a name the hand score thought weak
+            boolean below = learned ? c.score < learnedFloor
+                    || !chosen.isEmpty() && c.thresholdScore() < LinkScoring.MIN_SCORE
+                    : c.score < LinkScoring.MIN_SCORE;
+            if (below) {
+                continue;
             }
             // A literal value or a shared value said exactly ("in 1987", "horror films") and a name typed with its
             // capitals are what the question states, not guesses: short ones score low, but they are kept beside
             // a stronger name.
-            if (!chosen.isEmpty() && c.score < secondaryRatio * chosen.get(0).score && !isLiteral(c)
-                    && !isSharedValue(c) && !isTypedName(c)) {
+            if (!chosen.isEmpty() && c.thresholdScore() < secondaryRatio * chosen.get(0).thresholdScore()
+                    && !isLiteral(c) && !isSharedValue(c) && !isTypedName(c)) {
                 continue;
             }
             if (seen.contains(c.id)) {
@@ -83,7 +100,7 @@ final class SpanResolver {
             for (Candidate o : chosen) {
                 boolean sameName = o.start == c.start && o.end == c.end
                         && LinkText.nameWords(o.name).equals(LinkText.nameWords(c.name));
-                twin |= sameName && c.score >= LinkScoring.TWIN_RATIO * o.score;
+                twin |= sameName && c.thresholdScore() >= LinkScoring.TWIN_RATIO * o.thresholdScore();
                 twins += sameName ? 1 : 0;
                 overlaps |= c.start < o.end && o.start < c.end;
             }
@@ -94,13 +111,33 @@ final class SpanResolver {
             seen.add(c.id);
             spans += twin ? 0 : 1;
         }
-        chosen = LinkScoring.roleOfNameLast(LinkScoring.askedKindLast(Qualifiers.apply(chosen), tokens), tokens);
+        chosen = Qualifiers.apply(chosen);
+        if (!learned) { // the learned scorer reads where a span stands (asked_kind, before_of) and orders by it
+            chosen = LinkScoring.roleOfNameLast(LinkScoring.askedKindLast(chosen, tokens), tokens);
+        }
+        Set<String> linked = new HashSet<>();
+        for (Candidate c : chosen) {
+            linked.add(c.id);
+        }
         List<Link> links = new ArrayList<>(chosen.size());
         for (Candidate c : chosen) {
-            links.add(new Link(c.node, c.id, c.name, round(Math.min(c.score, 1.0), REPORTED_DECIMALS), c.how,
-                    LinkText.stripPunct(LinkText.join(tokens, c.start, c.end))));
+            List<Link> alternatives = new ArrayList<>();
+            Set<String> named = new HashSet<>();
+            for (Candidate o : ordered) { // best first
+                // the same words only: a part of a name typed in full ("hanks" of "tom hanks") is no alternative
+                if (alternatives.size() < MAX_ALTERNATIVES && o.start == c.start && o.end == c.end
+                        && !linked.contains(o.id) && o.thresholdScore() >= LinkScoring.MIN_SCORE && named.add(o.id)) {
+                    alternatives.add(link(o, tokens, List.of()));
+                }
+            }
+            links.add(link(c, tokens, alternatives));
         }
         return links;
+    }
+
+    private static Link link(Candidate c, List<Token> tokens, List<Link> alternatives) {
+        return new Link(c.node, c.id, c.name, round(Math.min(c.score, 1.0), REPORTED_DECIMALS), c.how,
+                LinkText.stripPunct(LinkText.join(tokens, c.start, c.end)), List.copyOf(alternatives));
     }
 
     /** One word said exactly (or as its plural) that names an entity many facts touch: a genre, a language. */

@@ -334,7 +334,11 @@ class LinkingProceduresTest {
         assertEquals("READ", row.get("mode"));
         assertTrue(((String) row.get("description")).startsWith("kgqa.link.entities(question :: STRING"));
         assertEquals("kgqa.link.entities(question :: STRING, config = {} :: MAP) :: (id :: STRING, name :: STRING,"
-                + " score :: FLOAT, how :: STRING, span :: STRING)", row.get("signature"));
+                + " score :: FLOAT, how :: STRING, span :: STRING, alternatives :: LIST<MAP>)", row.get("signature"));
+        Map<String, Object> candidates = neo4j.rows("SHOW PROCEDURES YIELD name, description, mode, signature "
+                + "WHERE name = 'kgqa.link.candidates' RETURN description, mode, signature", Map.of()).get(0);
+        assertEquals("READ", candidates.get("mode"));
+        assertTrue(((String) candidates.get("description")).startsWith("kgqa.link.candidates(question :: STRING"));
     }
 
     // --------------------------------------------------------------------------------- vector fallback
@@ -453,6 +457,67 @@ class LinkingProceduresTest {
         if (loadedAt != null) {
             kg.setProperty("loaded_at", ZonedDateTime.parse(loadedAt));
         }
+    }
+
+    // ---------------------------------------------------------------------------- candidates and learned scores
+
+    private List<Map<String, Object>> candidates(String question) {
+        return neo4j.rows("CALL kgqa.link.candidates($q, {kg: 'movies'}) YIELD name, how, handScore, score, learned,"
+                + " features RETURN name, how, handScore, score, learned, features", Map.of("q", question));
+    }
+
+    /** A scorer that trusts typos: a fuzzy match scores about 0.99, any other about 0.007. */
+    private Path writeFuzzyLovingScorer(double floor) throws IOException {
+        Path file = ModelsDir.kgModelDir("movies", "linking").resolve(LinkScorer.FILE);
+        Files.createDirectories(file.getParent());
+        List<String> names = new ArrayList<>(LinkFeatures.NAMES);
+        java.util.Collections.reverse(names); // the file's order is its own: weights are read by name
+        List<String> weights = names.stream().map(n -> n.equals("how_fuzzy") ? "10.0" : "0.0").toList();
+        Files.writeString(file, "{\"features\": [" + names.stream().map(n -> "\"" + n + "\"")
+                .collect(Collectors.joining(", ")) + "], \"weights\": [" + String.join(", ", weights)
+                + "], \"bias\": -5.0, \"floor\": " + floor + "}");
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
+                + (long) (floor * 1000))); // a new version of the file is read again
+        return file;
+    }
+
+    @Test
+    void candidatesStreamEveryPairWithItsFeaturesAndTheHandScoreWithoutAScorer() {
+        List<Map<String, Object>> rows = candidates("who directed Heat and Choper");
+        List<Object> names = rows.stream().map(r -> r.get("name")).toList();
+        assertTrue(names.contains("Heat") && names.contains("Chopper"), names.toString());
+        for (Map<String, Object> row : rows) {
+            assertEquals(false, row.get("learned"));
+            assertEquals(row.get("handScore"), row.get("score"));
+            assertEquals(Set.copyOf(LinkFeatures.NAMES), ((Map<?, ?>) row.get("features")).keySet());
+        }
+        assertEquals(List.of(), candidates("   "));
+        assertContains(errorOf(() -> neo4j.rows("CALL kgqa.link.candidates('heat', {kg: 'movies', top: 3})",
+                Map.of())), "top");
+    }
+
+    @Test
+    void aLearnedScorerOrdersTheLinksAndItsFloorDropsThoseBelowIt() throws IOException {
+        assertEquals(List.of("Heat|exact|Heat", "Chopper|fuzzy|Choper"), linked("who directed Heat and Choper"));
+        Path file = writeFuzzyLovingScorer(0.001);
+        try {
+            assertEquals(List.of("Chopper|fuzzy|Choper", "Heat|exact|Heat"), linked("who directed Heat and Choper"));
+            Map<String, Object> chopper = candidates("who directed Heat and Choper").get(0);
+            assertEquals("Chopper", chopper.get("name"));
+            assertEquals(true, chopper.get("learned"));
+            assertTrue((Double) chopper.get("score") > 0.99 && (Double) chopper.get("handScore") < 0.99,
+                    chopper.toString());
+            writeFuzzyLovingScorer(0.5);
+            assertEquals(List.of("Chopper|fuzzy|Choper"), linked("who directed Heat and Choper"));
+            Files.writeString(file, "{\"features\": [\"hand_score\"], \"weights\": [1.0], \"bias\": 0}");
+            Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
+                    + 5000));
+            // a scorer of other features is not read: the hand score links
+            assertEquals(List.of("Heat|exact|Heat", "Chopper|fuzzy|Choper"), linked("who directed Heat and Choper"));
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        assertEquals(List.of("Heat|exact|Heat", "Chopper|fuzzy|Choper"), linked("who directed Heat and Choper"));
     }
 
     // ------------------------------------------------------------------------------------------ helpers

@@ -133,4 +133,20 @@ class SpanResolverTest {
         assertEquals(List.of("president", "pakistan"),
                 ids(SpanResolver.resolve(List.of(president, pakistan), tokens, 3)));
     }
+
+    @Test
+    void candidatesOnTheSameWordsThatWereNotLinkedAreItsAlternativesBestFirst() {
+        List<Candidate> candidates = new ArrayList<>(List.of(scored("town", "Lincoln", 2, 3, "exact", 0.6, 5),
+                scored("president", "Abraham Lincoln", 2, 3, "head", 0.5, 50),
+                scored("film", "Lincoln", 2, 3, "exact", 0.45, 9), scored("car", "Lincoln Motor", 2, 3, "head", 0.4, 3),
+                scored("county", "Lincoln County", 2, 3, "head", 0.35, 2),
+                scored("weak", "Lincoln Park", 2, 3, "head", LinkScoring.MIN_SCORE - 0.01, 2),
+                scored("wider", "B Lincoln", 1, 3, "exact", 0.3, 2), scored("other", "E", 4, 5, "exact", 0.58, 1)));
+        List<EntityLinker.Link> links = SpanResolver.resolve(candidates, TOKENS, 3);
+        assertEquals(List.of("town", "other"), ids(links));
+        // at most three, on the very same span, above the floor, and never an entity linked itself
+        assertEquals(List.of("president", "film", "car"), ids(links.get(0).alternatives()));
+        assertEquals(List.of(), links.get(1).alternatives());
+        assertTrue(links.get(0).alternatives().stream().allMatch(a -> a.alternatives().isEmpty()));
+    }
 }
