@@ -230,6 +230,19 @@ def targets(kg: str, gsr_model: str = "", subgraphrag_model: str = "") -> dict[s
             # documented: an empty question links nothing and streams no row
             [Bad("question", ""), Bad("question", "   "), NULL_CONFIG],
         ),
+        "kgqa.link.candidates": Target(
+            "CALL kgqa.link.candidates($question, $config)",
+            simgrag,
+            [
+                *questions(None),
+                typed("question", 5),
+                typed("config", "kg: metaqa"),
+                *kgs("config.kg"),
+                UNKNOWN_KEY,
+            ],
+            # documented: an empty question has no candidates and streams no row
+            [Bad("question", ""), Bad("question", "   "), NULL_CONFIG],
+        ),
         "kgqa.triplets.dedupOrder": Target(
             "CALL kgqa.triplets.dedupOrder($triplets, $topicEntities)",
             {"triplets": [["Kismet", "directed_by", "William Dieterle"]], "topicEntities": ["Kismet"]},
