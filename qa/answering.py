@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa.answer import NO_EVIDENCE, NO_TOPIC_ENTITY, Answer, answer, is_offline, no_answer
+from kgqa.answer.support import answer_support
 from kgqa.core.errors import BadInput, CannotRunHere, KgNotReady, KgqaError
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import LoadedKg, no_embeddings_line, resolve_kg
@@ -66,6 +67,8 @@ class Result:
             ],
             "answers": self.answer.answers,
             "answer_scores": [round(s, 4) for s in self.answer.scores],
+            # the first answers, each with its score and the walk of the evidence it was read off
+            "answer_details": [s.to_json() for s in answer_support(ev, self.answer)],
             # how likely the first answer is right, when the method's model says (the path scorer)
             "confidence": None if ev.confidence is None else round(ev.confidence, 4),
             "triplets": [list(t) for t in ev.triplets],

@@ -39,6 +39,12 @@ def test_free_text_with_one_typo_is_answered(metaqa: Driver) -> None:
     assert result["topic_entities"][0] == "Lee Pace"
     assert result["linked_entities"][0]["how"] == "fuzzy"
     assert set(result["answers"]) == {"Neil LaBute", "Max Winkler", "Tarsem Singh"}
+    # each answer with its score and the walk from the topic it was read off
+    details = result["answer_details"]
+    assert [d["answer"] for d in details] == result["answers"]
+    assert [d["score"] for d in details] == result["answer_scores"]
+    assert {d["chain"] for d in details} == {"starred_actors<|directed_by>"}
+    assert all(d["path"][0][2] == "Lee Pace" and d["path"][-1][2] == d["answer"] for d in details)
 
 
 @pytest.mark.parametrize("method", ["sgrag", "frag", "cosine", "subgraphrag"])

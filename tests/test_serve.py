@@ -278,8 +278,12 @@ def test_the_page_asks_and_draws_the_evidence(served: str, tmp_path: Path) -> No
         browser.find_element(By.ID, "question").send_keys("who directed the films that Lee Pace starred in")
         browser.find_element(By.ID, "go").click()
         wait.until(seen.visibility_of_element_located((By.CSS_SELECTOR, "#answers .answer")))
-        answers = {e.text for e in browser.find_elements(By.CSS_SELECTOR, "#answers .answer")}
+        answers = {e.text for e in browser.find_elements(By.CSS_SELECTOR, "#answers .answer .name")}
         assert answers == {"Neil LaBute", "Max Winkler", "Tarsem Singh"}, answers
+        # each answer shows its score, and says which chain it was read off
+        chips = browser.find_elements(By.CSS_SELECTOR, "#answers .answer")
+        assert all(c.find_element(By.CSS_SELECTOR, ".score").text for c in chips)
+        assert all("starred_actors<|directed_by>" in (c.get_attribute("title") or "") for c in chips)
         drawn = browser.execute_script(
             "const g = window.kgqaLastGraph; return {topics: g.nodes('.topic').map(n => n.data('label')),"
             " answers: g.nodes('.answer').map(n => n.data('label')), path: g.edges('.path').length};"

@@ -57,8 +57,20 @@
     const answers = $("answers");
     answers.textContent = "";
     if (result.answers.length) {
-      result.answers.slice(0, 20).forEach(function (a) {
-        const span = document.createElement("span"); span.className = "answer"; span.textContent = a; answers.appendChild(span);
+      // each answer with the method's own score (its scale is the method's) and the chain it was read off
+      const details = result.answer_details || [];
+      result.answers.slice(0, 20).forEach(function (a, i) {
+        const span = document.createElement("span"); span.className = "answer";
+        const name = document.createElement("span"); name.className = "name"; name.textContent = a;
+        span.appendChild(name);
+        const detail = details[i];
+        if (detail && detail.answer === a) {
+          const score = document.createElement("span"); score.className = "score";
+          score.textContent = detail.score.toFixed(2); span.appendChild(score);
+          span.title = "score " + detail.score + " (" + result.method + ")" +
+            (detail.chain ? " · chain " + detail.chain : " · no walk from the topic reaches it");
+        }
+        answers.appendChild(span);
       });
     } else {
       answers.textContent = "No answer: " + (result.explanation || "nothing found");
