@@ -278,7 +278,9 @@ def reliability_table(present: Sequence[tuple[Mapping[str, Any], Mapping[str, An
     lines = [
         "",
         "The confidence is calibrated when answers given it are right about that often: each cell is the "
-        "share of first answers right, and how many answers had a confidence in that range.",
+        "share of first answers right, and how many answers had a confidence in that range. auto's is the "
+        "probability its answer scorer gives the first answer (learned with the route); the same on WebQSP's "
+        "test and dev questions: [calibration.md](bench/results/webqsp-fb15k/calibration.md).",
         "",
         "| " + " | ".join(head) + " |",
         "|---|---|---|" + "---:|" * len(bins),

@@ -26,6 +26,7 @@ method to another; no retriever calls another method.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,8 +37,15 @@ from kgqa.core.errors import CannotRunHere
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.graph.kg import LoadedKg
 from kgqa.models import kg_models, registry
-from kgqa.models.path_scorer import ranks_sgrag
+from kgqa.models.path_scorer import PathScorer, ranks_sgrag
 from kgqa.models.question_classifiers import QuestionClassifiers
+from kgqa.qa.answer_scoring import (
+    AnswerScorer,
+    MethodRun,
+    answer_rows,
+    answer_scorer_from_json,
+    scored_answer,
+)
 from kgqa.qa.methods import AUTO_CANDIDATES, NEEDS_VECTORS, make_retriever, method_status
 from kgqa.retrieve.base import Retriever
 from neo4j import Driver
@@ -68,6 +76,7 @@ class RoutePolicy:
 
 
 DEFAULT_POLICY = RoutePolicy()
+ANSWER_SCORER = "answer_scorer"  # the key of the answer scorer in a KG's saved route
 # The methods that read no model fitted to the wording of the KG's questions (FRAG's hop count weighs only on
 # wordings it learned): how they answer a question worded as no labelled question was is how they answer
 # users. sgrag's templates and GSR's generator learned their questions' very sentences: on MetaQA's free-form
@@ -343,6 +352,8 @@ class Router:
         self.classifiers = installed_classifiers(kg)
         self.templates_fit = self.classifiers is not None
         self.path_scorer = ranks_sgrag(kg_models.part_dir(kg, "path_scorer"))
+        # the chosen method's answers, each with the probability that it is right
+        self.answer_scorer = answer_scorer_for(kg) if policy is None else None
 
     def retriever(self, method: str) -> Retriever:
         if method in self.broken:
@@ -364,6 +375,10 @@ class Router:
         evidence = follow_route(
             route, lambda m: self.retriever(m).retrieve(question, kg, k, topics), self.policy.min_confidence
         )
+        if evidence is not None and self.answer_scorer is not None:
+            began = time.perf_counter()
+            self.score_answers(self.answer_scorer, route, evidence, question, topics)
+            evidence.latency_ms["answer_scoring"] = (time.perf_counter() - began) * 1000
         if evidence is None:
             tried = ", ".join(t["method"] for t in route.tried)
             reason = (
@@ -376,6 +391,34 @@ class Router:
                 )
             evidence = Evidence(question, "auto", kg, topics, reason=reason)
         return evidence, route
+
+    @staticmethod
+    def score_answers(
+        scorer: AnswerScorer, route: Route, evidence: Evidence, question: str, topics: list[LinkedEntity]
+    ) -> None:
+        """The chosen evidence's answers with the answer scorer's probabilities
+        (:mod:`kgqa.qa.answer_scoring`): ``route.read`` is what the extractive answerer gives, and the first
+        one's probability becomes the evidence's confidence."""
+        read = route.read or answer_extractive(evidence)
+        if not read.answers:
+            return
+        run = MethodRun(evidence.method, evidence, read)
+        rows = answer_rows(question, topics, run, scorer_of(evidence.kg))
+        route.read = scored_answer(scorer, rows, read)
+        evidence.confidence = route.read.scores[0] if route.read.scores else None
+
+
+def scorer_of(kg: str) -> PathScorer | None:
+    """The KG's question-to-path scorer, which the answer scorer reads whether or not sgrag ranks by it."""
+    return registry.path_scorer(kg, outranked_too=True)
+
+
+def answer_scorer_for(kg: str) -> AnswerScorer | None:
+    """The answer scorer ``kgqa train all`` fitted with ``kg``'s route, or None."""
+    profile = kg_models.read_profile(kg)
+    if profile is None or not profile.route:
+        return None
+    return answer_scorer_from_json(profile.route.get(ANSWER_SCORER))
 
 
 def policy_for(kg: str) -> RoutePolicy:
@@ -448,23 +491,29 @@ class RouteRecord:
 def replay(policy: RoutePolicy, records: Sequence[RouteRecord], available: dict[str, str]) -> float:
     """The weighted Hits@1 of ``policy`` over ``records``: each question answered as :func:`follow_route`
     walks the route :func:`plan_route` plans for it."""
-    return sum(_replayed(record, policy, available) for record in records)
+    return sum(replayed_hit(record, policy, available) for record in records)
 
 
-def _replayed(record: RouteRecord, policy: RoutePolicy, available: dict[str, str]) -> float:
-    """One record's weighted hit under ``policy``: the first planned method whose evidence passes and is
-    sure enough, else the surest unsure one."""
-    unsure: MethodOutcome | None = None
+def replayed_hit(record: RouteRecord, policy: RoutePolicy, available: dict[str, str]) -> float:
+    """One record's weighted hit under ``policy`` (:func:`replayed_choice`)."""
+    method = replayed_choice(record, policy, available)
+    return record.weight * record.outcomes[method].hit if method is not None else 0.0
+
+
+def replayed_choice(record: RouteRecord, policy: RoutePolicy, available: dict[str, str]) -> str | None:
+    """The method whose answer ``policy``'s route gives for one record: the first planned method whose
+    evidence passes and is sure enough, else the surest unsure one (None: no method passes)."""
+    unsure: tuple[str, MethodOutcome] | None = None
     for step in plan_route(record.signals, available, policy):
         outcome = record.outcomes.get(step.method)
         if outcome is None or not outcome.passes:
             continue
         if outcome.confidence is not None and outcome.confidence < policy.min_confidence:
-            if unsure is None or (unsure.confidence or 0.0) < outcome.confidence:
-                unsure = outcome
+            if unsure is None or (unsure[1].confidence or 0.0) < outcome.confidence:
+                unsure = (step.method, outcome)
             continue
-        return record.weight * outcome.hit
-    return record.weight * unsure.hit if unsure is not None else 0.0
+        return step.method
+    return unsure[0] if unsure is not None else None
 
 
 CONFIDENCE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -535,7 +584,7 @@ def learn_policy(
         policy = replace(
             default, sure_qtype=sure, several_entities=every, one_entity_sure=every, one_entity_unsure=every
         )
-        return sum(_replayed(record, policy, available) for record in members)
+        return sum(replayed_hit(record, policy, available) for record in members)
 
     defaults = {
         "several": default.several_entities,

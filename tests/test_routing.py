@@ -320,6 +320,17 @@ def test_auto_sends_a_two_entity_question_to_pattern_matching_and_says_why(metaq
     assert result["answers"] and set(result["answers"]) <= both
 
 
+def test_a_kg_with_labelled_questions_learns_its_route_on_synthesised_ones_too(metaqa: Any) -> None:
+    # the KG's own questions, and questions of its other relations worded as no model saw, weigh the same
+    from kgqa.models import kg_models
+
+    profile = kg_models.read_profile("metaqa")
+    assert profile is not None and profile.labelled > 0
+    assert set(profile.methods["sgrag"]) == {"labelled", "synthesised"}
+    # the familiarity threshold is the KG's own wordings', never the synthesised ones'
+    assert profile.route["unfamiliar_below"] > 0.0
+
+
 def test_auto_keeps_a_year_the_question_states(metaqa: Any) -> None:
     result = _ask("which films from 1987 did Diane Keaton star in", "metaqa")
     assert {"Diane Keaton", "1987"} <= set(result["topic_entities"])

@@ -145,3 +145,18 @@ def test_a_training_that_dies_keeps_what_finished_and_if_missing_trains_the_rest
     assert not any("entity linker" in line for line in logged), logged
     renewed = kg_models.read_profile(KG)
     assert renewed is not None and "frag" in renewed.parts and renewed.route
+
+
+def test_the_route_fits_an_answer_scorer_and_auto_gives_its_probabilities(driver: Any, movies: str) -> None:
+    _train(driver, WITHOUT_SIMGRAG)
+    saved = kg_models.read_profile(KG).route.get("answer_scorer")  # type: ignore[union-attr]
+    assert saved is not None, "the route's held-out questions held right and wrong answers to learn from"
+    assert 0.0 <= saved["metrics"]["first_right"] <= 1.0 and isinstance(saved["reorder"], bool)
+    asked = run_kgqa("ask", "who directed The Fall", "--kg", KG, "--llm", "none", "--json")
+    assert asked.returncode == 0, asked.stderr
+    result = json.loads(asked.stdout)
+    assert result["answers"], result
+    # every answer's score is the probability that it is right; the first one's is the confidence
+    assert all(0.0 <= s <= 1.0 for s in result["answer_scores"])
+    assert result["confidence"] == result["answer_scores"][0]
+    assert result["explanation"]["scored_by"].startswith("auto's answer scorer")
