@@ -27,8 +27,8 @@ from kgqa.answer.support import answer_support
 from kgqa.core.chains import parse_chain_key
 from kgqa.core.types import Evidence, LinkedEntity
 from kgqa.models.path_scorer import PathScorer
+from kgqa.qa.methods import AUTO_CANDIDATES
 
-METHODS = ("sgrag", "simgrag", "gsr", "frag", "subgraphrag")  # the methods auto may run (AUTO_CANDIDATES)
 ANSWER_FEATURES = (
     "first",
     "rank_log",
@@ -42,9 +42,9 @@ ANSWER_FEATURES = (
     "no_walk",
     "chain_cosine",
     "chain_cosine_gap",
-    *(f"method_{m}" for m in METHODS),
+    *(f"method_{m}" for m in AUTO_CANDIDATES),
 )
-SCORED_PER_METHOD = 10  # answers of each method that are scored; later ones keep their method's order
+SCORED_PER_METHOD = 10  # answers of each question the scorer learns from (auto scores all it gives)
 FORMAT = 1
 
 
@@ -66,10 +66,14 @@ class AnswerRow:
 
 
 def answer_rows(
-    question: str, topics: Sequence[LinkedEntity], run: MethodRun, scorer: PathScorer | None
+    question: str,
+    topics: Sequence[LinkedEntity],
+    run: MethodRun,
+    scorer: PathScorer | None,
+    limit: int = SCORED_PER_METHOD,
 ) -> list[AnswerRow]:
-    """One row per answer among the first :data:`SCORED_PER_METHOD` of ``run``."""
-    supports = answer_support(run.evidence, run.answer, SCORED_PER_METHOD)
+    """One row per answer among the first ``limit`` of ``run``."""
+    supports = answer_support(run.evidence, run.answer, limit)
     cosines = _chain_cosines(question, topics, [s.chain for s in supports], scorer)
     best = max(cosines.values(), default=0.0)
     scores = run.answer.scores
@@ -91,7 +95,7 @@ def answer_rows(
             "no_walk": float(hops == 0),
             "chain_cosine": cosine,
             "chain_cosine_gap": cosine - best if chain else -1.0,
-            **{f"method_{m}": float(run.method == m) for m in METHODS},
+            **{f"method_{m}": float(run.method == m) for m in AUTO_CANDIDATES},
         }
         rows.append(AnswerRow(run.method, support.answer, rank, tuple(values[f] for f in ANSWER_FEATURES)))
     return rows
@@ -155,8 +159,8 @@ def answer_scorer_from_json(data: Any) -> AnswerScorer | None:
 
 
 def scored_answer(scorer: AnswerScorer, rows: Sequence[AnswerRow], answer: Answer) -> Answer:
-    """``answer`` with each scored answer's probability as its score (those past the scored ones after them,
-    in the method's order, with probability 0), reordered by it where ``scorer.reorder``."""
+    """``answer`` with each scored answer's probability as its score (any answer ``rows`` left out after
+    them, in the method's order, with score 0), reordered by it where ``scorer.reorder``."""
     probabilities = {row.answer: float(p) for row, p in zip(rows, scorer.probabilities(rows), strict=True)}
     scored = [a for a in answer.answers if a in probabilities]
     if scorer.reorder:

@@ -403,7 +403,7 @@ class Router:
         if not read.answers:
             return
         run = MethodRun(evidence.method, evidence, read)
-        rows = answer_rows(question, topics, run, scorer_of(evidence.kg))
+        rows = answer_rows(question, topics, run, scorer_of(evidence.kg), limit=len(read.answers))
         route.read = scored_answer(scorer, rows, read)
         evidence.confidence = route.read.scores[0] if route.read.scores else None
 
