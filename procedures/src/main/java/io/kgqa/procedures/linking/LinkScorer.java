@@ -2,13 +2,12 @@ package io.kgqa.procedures.linking;
 
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.util.Json;
+import io.kgqa.procedures.util.ModelFileCache;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One KG's learned link scorer ({@code kgs/<kg>/linking/link_scorer.json}, fitted by {@code kgqa train all} on
@@ -20,25 +19,12 @@ import java.util.concurrent.ConcurrentHashMap;
 record LinkScorer(double[] weights, double bias, double floor) {
 
     static final String FILE = "link_scorer.json";
-    private static final Map<String, LinkScorer> CACHE = new ConcurrentHashMap<>();
     private static final LinkScorer NONE = new LinkScorer(new double[0], 0, 0);
+    private static final ModelFileCache<LinkScorer> CACHE = new ModelFileCache<>(LinkScorer::read);
 
     /** The KG's scorer, or null when it has none that reads these features. */
     static LinkScorer of(String kg) {
-        Path file = ModelsDir.kgModelDir(kg, "linking").resolve(FILE);
-        String stamp;
-        try {
-            if (!Files.isRegularFile(file)) {
-                return null;
-            }
-            stamp = file + "|" + Files.getLastModifiedTime(file).toMillis();
-        } catch (IOException e) {
-            return null;
-        }
-        LinkScorer scorer = CACHE.computeIfAbsent(stamp, s -> {
-            CACHE.keySet().removeIf(k -> k.startsWith(file + "|"));
-            return read(file);
-        });
+        LinkScorer scorer = CACHE.get(ModelsDir.kgModelDir(kg, "linking").resolve(FILE), NONE);
         return scorer == NONE ? null : scorer;
     }
 

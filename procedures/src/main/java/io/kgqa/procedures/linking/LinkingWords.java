@@ -3,15 +3,14 @@ package io.kgqa.procedures.linking;
 import io.kgqa.procedures.onnx.ModelsDir;
 import io.kgqa.procedures.text.LightStemmer;
 import io.kgqa.procedures.util.Json;
+import io.kgqa.procedures.util.ModelFileCache;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What the linker knows about one KG's words, learned by {@code kgqa train all} from the KG and its questions
@@ -31,23 +30,10 @@ record LinkingWords(Set<String> questionWords, Map<String, Integer> nameWords, i
     /** A word in more than this share of the KG's names (or 10 of them) says little about which one is meant. */
     static final double COMMON_NAME_SHARE = 0.001;
     static final int COMMON_NAME_MIN = 10;
-    private static final Map<String, LinkingWords> CACHE = new ConcurrentHashMap<>();
+    private static final ModelFileCache<LinkingWords> CACHE = new ModelFileCache<>(LinkingWords::read);
 
     static LinkingWords of(String kg) {
-        Path file = ModelsDir.kgModelDir(kg, "linking").resolve(FILE);
-        String stamp;
-        try {
-            if (!Files.isRegularFile(file)) {
-                return NONE;
-            }
-            stamp = file + "|" + Files.getLastModifiedTime(file).toMillis();
-        } catch (IOException e) {
-            return NONE;
-        }
-        return CACHE.computeIfAbsent(stamp, s -> {
-            CACHE.keySet().removeIf(k -> k.startsWith(file + "|"));
-            return read(file);
-        });
+        return CACHE.get(ModelsDir.kgModelDir(kg, "linking").resolve(FILE), NONE);
     }
 
     static LinkingWords read(Path file) {
