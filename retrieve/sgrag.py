@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 from kgqa.core.chains import Step, chain_key, parse_chain_key
 from kgqa.core.types import Evidence, LinkedEntity, MethodTrace
-from kgqa.graph.walkable import WALKABLE_STEPS, walkable_chains
+from kgqa.graph.walkable import WALKABLE_STEPS, walkable_at_question
 from kgqa.models import registry
 from kgqa.models.question_classifiers import ChainPrediction, QuestionClassifiers, hop_range
 from kgqa.retrieve.base import Retriever
@@ -161,7 +161,7 @@ class SgragRetriever(Retriever):
             return None
         out: dict[str, list[tuple[str, float, float]]] = {}
         for topic in topic_ids:
-            walkable = [w.chain for w in walkable_chains(self.driver, kg, [topic])]
+            walkable = walkable_at_question(self.driver, kg, [topic])
             spans = [t for e in topic_entities if e.id == topic for t in (e.span, e.name) if t]
             ranked = scorer.rank(question, spans, walkable)
             out[topic] = [(chain_key(c), round(p, 4), round(cos, 4)) for c, cos, p in ranked]
