@@ -103,6 +103,15 @@ def _hops(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
     help="WebQSP/CWQ: answer from the dataset's topic entities (as the papers do) instead of linking them "
     "from the question.",
 )
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Ask N questions of another split first (train, else dev; never test), untimed and not counted: "
+    "latency then is that of a warm server.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-chart", is_flag=True, help="Skip the PNG chart.")
 @json_option("the report (instead of the table)")
@@ -122,6 +131,7 @@ def eval_command(
     seed: int,
     workers: int,
     given_topic: bool,
+    warmup: int,
     no_progress: bool,
     no_chart: bool,
     as_json: bool,
@@ -157,6 +167,7 @@ def eval_command(
         progress=not no_progress,
         chart=not no_chart,
         given_topic=given_topic,
+        warmup=warmup,
     )
     report = run_eval(config)
     if as_json:

@@ -150,6 +150,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["## Per question type", ""]
         lines += metrics_table([(q, m) for q, m in report["by_qtype"].items()], "question type") + [""]
     lines += ["## Latency", ""] + latency_table(report["latency_ms"]) + [""]
+    if cfg.get("warmup"):
+        warm = f"Timed after {cfg['warmup']} questions of another split were asked, untimed (`--warmup`)."
+        lines += [warm, ""]
     load = report.get("load_avg_1min") or {}
     if load.get("n"):
         lines += [

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from kgqa.core.errors import BadInput, KgqaError
 from kgqa.core.types import LinkedEntity
-from kgqa.evaluation.datasets import Dataset, EvalQuestion, load_dataset
+from kgqa.evaluation.datasets import SPLITS, Dataset, EvalQuestion, load_dataset
 from kgqa.evaluation.report import machine_info, summarize, versions
 from kgqa.evaluation.results import Appender, build_record, read_jsonl, write_outputs
 from kgqa.graph.cypher import render
@@ -62,6 +62,7 @@ class EvalConfig:
     progress: bool = True
     chart: bool = True
     given_topic: bool = False  # WebQSP/CWQ: the dataset's topic entities instead of the linker's
+    warmup: int = 0  # questions of another split asked first, untimed (see warm_up_questions)
     extra: dict[str, Any] = field(default_factory=dict)
     rerun: str = ""  # the command that reruns this, when a script with its own answerer ran it
 
@@ -73,6 +74,8 @@ class EvalConfig:
             raise BadInput(f"--k must be at least 1, got {self.k}")
         if self.workers < 1:
             raise BadInput(f"--workers must be at least 1, got {self.workers}")
+        if self.warmup < 0:
+            raise BadInput(f"--warmup must be at least 0, got {self.warmup}")
 
     @property
     def report_path(self) -> Path:
@@ -120,6 +123,8 @@ class EvalConfig:
             parts += ["--workers", str(self.workers)]
         if self.given_topic:
             parts += ["--given-topic"]
+        if self.warmup:
+            parts += ["--warmup", str(self.warmup)]
         parts += ["--out", str(self.report_path)]
         return " ".join(parts)
 
@@ -191,6 +196,35 @@ def _topics_for(driver: Any, kg: str, q: EvalQuestion, given: bool) -> list[Link
     rows = driver.execute_query(render("eval/given_topics"), kg=kg, ids=ids, names=names).records
     found = [LinkedEntity(id=str(r["id"]), name=str(r["name"]), score=1.0, how="given") for r in rows]
     return found or None
+
+
+def warm_up_questions(config: EvalConfig, evaluated: Dataset) -> list[EvalQuestion]:
+    """``config.warmup`` questions of another split of the dataset (train, else dev; never test), none of them
+    evaluated: a server just started compiles its queries and fills its caches on the first questions, which
+    would otherwise count in the latency of the run. Not the run's own questions: the answerer keeps
+    per-question caches (the question's vector) that would flatter them."""
+    others = [s for s in ("train", "dev") if s in SPLITS[config.dataset] and s != config.split]
+    if not others:
+        raise BadInput(
+            f"{config.dataset} has no split besides {config.split} to warm up on (test is never used); "
+            "run without --warmup"
+        )
+    sample = load_dataset(config.dataset, others[0], config.path, config.hops, 3 * config.warmup, config.seed)
+    evaluated_ids = {q.id for q in evaluated.questions}
+    evaluated_texts = {q.question for q in evaluated.questions}
+    fresh = [q for q in sample.questions if q.id not in evaluated_ids and q.question not in evaluated_texts]
+    return fresh[: config.warmup]
+
+
+def warm_up(
+    answerer: QuestionAnswerer, driver: Any, config: EvalConfig, questions: list[EvalQuestion]
+) -> None:
+    for q in questions:
+        try:
+            answerer.ask(q.question, _topics_for(driver, str(config.kg), q, config.given_topic))
+        except Exception as exc:  # a question that fails warms up as well
+            if _fatal(exc):
+                raise
 
 
 def scope_questions(driver: Any, config: EvalConfig, data: Dataset) -> Dataset:
@@ -292,9 +326,11 @@ def run_eval(
             data = scope_questions(driver, config, data)
         if answerer is None:
             answerer = QuestionAnswerer(driver, str(config.method), str(config.kg), config.llm, config.k)
-        seeds = _seed(config.seed)  # after the method is built, so that torch is seeded if it brought it in
         wanted = {q.id for q in data.questions}
         todo = [q for q in data.questions if q.id not in previous]
+        warmed = warm_up_questions(config, data) if config.warmup and todo else []
+        warm_up(answerer, driver, config, warmed)
+        seeds = _seed(config.seed)  # after the method is built, so that torch is seeded if it brought it in
         done_hits = sum(float(r["metrics"]["hits1"]) for qid, r in previous.items() if qid in wanted)
         appender = Appender(paths["jsonl"], fresh=header is None)
         current_versions = versions(driver)
@@ -356,6 +392,7 @@ def run_eval(
                 "limit": config.limit,
                 "path": str(data.path),
                 "workers": config.workers,
+                "warmup": len(warmed),
             },
             "command": config.command(),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgqa.core.errors import KgqaError
+from kgqa.core.errors import BadInput, KgqaError
 from kgqa.evaluation.datasets import load_dataset, sample_indices, split_limit
 from kgqa.evaluation.metrics import (
     aggregate,
@@ -476,3 +476,39 @@ def test_resuming_with_other_settings_is_refused(tmp_path: Path) -> None:
     _run(tmp_path)
     with pytest.raises(KgqaError, match="different settings"):
         _run(tmp_path, k=5)
+
+
+# --- warming up a server before the timed questions ---------------------------------------------------------
+
+
+def test_warm_up_asks_questions_of_another_split_never_the_evaluated_ones(shared_data: Path) -> None:
+    from kgqa.evaluation.runner import warm_up, warm_up_questions
+
+    evaluated = load_dataset("metaqa", "test", limit=30)
+    config = EvalConfig(dataset="metaqa", split="test", warmup=7)
+    warm = warm_up_questions(config, evaluated)
+    assert len(warm) == 7 and {q.split for q in warm} == {"dev"}  # MetaQA here: dev and test
+    assert not {q.question for q in warm} & {q.question for q in evaluated.questions}
+    webqsp = load_dataset("webqsp", "test", limit=20)
+    on_webqsp = warm_up_questions(EvalConfig(dataset="webqsp", split="test", warmup=3), webqsp)
+    assert len(on_webqsp) == 3 and {q.split for q in on_webqsp} == {"train"}
+    with pytest.raises(BadInput, match="metaqa has no split besides dev to warm up on"):
+        warm_up_questions(EvalConfig(dataset="metaqa", split="dev", warmup=3), evaluated)
+    with pytest.raises(BadInput, match="cwq has no split besides test"):
+        warm_up_questions(EvalConfig(dataset="cwq", split="test", warmup=3), evaluated)
+    with pytest.raises(BadInput, match="--warmup must be at least 0"):
+        EvalConfig(dataset="metaqa", warmup=-1)
+
+    class Asked:
+        def __init__(self) -> None:
+            self.questions: list[str] = []
+
+        def ask(self, question: str, topics: Any = None) -> None:
+            self.questions.append(question)
+            if len(self.questions) == 2:
+                raise RuntimeError("a question that fails warms up as well")
+
+    asked = Asked()
+    warm_up(asked, None, config, warm)  # type: ignore[arg-type]
+    assert asked.questions == [q.question for q in warm]
+    assert "--warmup 7" in config.command()

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from kgqa.core.relation_text import chain_text
 from kgqa.graph.connection import open_driver
+from kgqa.graph.cypher import render
 from kgqa.graph.walkable import walkable_chains
 from kgqa.models import kg_models
 from kgqa.models.encoder import OnnxEncoder
@@ -45,6 +46,9 @@ def main() -> None:
     tally: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     with open_driver() as driver:
         for row in track(rows, description="ranking chains", transient=True):
+            # a set that names its topics and answers (MetaQA's) is read by the KG's ids for those names
+            row.setdefault("topic_ids", _ids(driver, args.kg, row["topics"]))
+            row.setdefault("answer_ids", _ids(driver, args.kg, row["answers"]))
             walkable = walkable_chains(driver, args.kg, row["topic_ids"], row["answer_ids"])
             if not walkable:
                 continue
@@ -70,6 +74,11 @@ def main() -> None:
     for kind, figures in sorted(tally.items()):
         n = len(figures[columns[0]])
         print(f"| {kind} | {n} | " + " | ".join(f"{np.mean(figures[c]):.3f}" for c in columns) + " |")
+
+
+def _ids(driver: Any, kg: str, names: list[str]) -> list[str]:
+    records = driver.execute_query(render("eval/given_topics"), kg=kg, ids=[], names=names).records
+    return [str(r["id"]) for r in records]
 
 
 if __name__ == "__main__":
