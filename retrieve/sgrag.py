@@ -51,11 +51,11 @@ from kgqa.retrieve.mot import dedup_order
 from kgqa.retrieve.paths import (
     DEFAULT_MAX_PATHS,
     TemplateMatch,
+    chain_ends,
     rank_answers,
     run_steps,
     select_paths,
     steps_query,
-    walk_ends,
 )
 from neo4j import Driver
 
@@ -93,10 +93,10 @@ class SgragTrace(MethodTrace):
     k_exceeded_to_keep_answers: bool = False
 
 
-def path_query(steps: Sequence[Step], label: str, ends_only: bool = False, to_ends: bool = False) -> str:
-    """The Cypher of one chain's path template (its ends only, or its paths to given ends: see
+def path_query(steps: Sequence[Step], label: str, to_ends: bool = False) -> str:
+    """The Cypher of one chain's path template (or of its paths to given ends: see
     :func:`~kgqa.retrieve.paths.steps_query`); a ValueError for a relation that is not a plain name."""
-    return steps_query(steps, f"chain {label!r}", ends_only=ends_only, to_ends=to_ends)
+    return steps_query(steps, f"chain {label!r}", to_ends=to_ends)
 
 
 def run_template(
@@ -186,13 +186,15 @@ class SgragRetriever(Retriever):
         topics = {lead, other}
         # Only the ends are compared: a type-like topic ("actor") reaches thousands of paths, and reading
         # them all for each of the pairs took a second; the chosen pair's paths are read, to the shared ends.
-        reached: dict[tuple[str, str], tuple[set[str], bool]] = {}
+        reached = {
+            topic: chain_ends(
+                self.driver, kg, [topic], [c for c, _p, _cos in by_topic[topic][:JOIN_CHAINS]], self.max_paths
+            )
+            for topic in (lead, other)
+        }
 
         def ends(topic: str, chain: str) -> set[str]:
-            if (topic, chain) not in reached:
-                query = path_query(parse_chain_key(chain), chain, ends_only=True)
-                reached[(topic, chain)] = walk_ends(self.driver, query, kg, [topic], self.max_paths)
-            return reached[(topic, chain)][0]
+            return reached[topic][chain][0]
 
         meeting: list[tuple[float, str, str, set[str]]] = []
         for chain_a, p_a, _cos in by_topic[lead][:JOIN_CHAINS]:
@@ -226,10 +228,7 @@ class SgragRetriever(Retriever):
             chain_a,
             first.paths + second.paths,
             first.answers + second.answers,
-            reached[(lead, chain_a)][1]
-            or reached[(other, chain_b)][1]
-            or first.truncated
-            or second.truncated,
+            reached[lead][chain_a][1] or reached[other][chain_b][1] or first.truncated or second.truncated,
         )
         p_a = next(p for c, p, _ in by_topic[lead] if c == chain_a)
         p_b = next(p for c, p, _ in by_topic[other] if c == chain_b)

@@ -21,7 +21,7 @@ from kgqa.core.types import LinkedEntity
 from kgqa.graph.walkable import kg_chains
 from kgqa.models import registry
 from kgqa.retrieve.linking import link_entities
-from kgqa.retrieve.paths import rank_answers, run_steps, select_paths, steps_query, walk_ends
+from kgqa.retrieve.paths import chain_ends, rank_answers, run_steps, select_paths, steps_query
 from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace, run_template
 
 KG = "test_sgrag"
@@ -121,9 +121,12 @@ def test_a_walks_ends_alone_and_a_walk_to_given_ends_agree_with_the_full_walk(dr
     chain = "starred_actors>|starred_actors<|directed_by>"
     steps = parse_chain_key(chain)
     full = run_template(driver, chain, KG, ["Alpha Film"])
-    ends, cut = walk_ends(driver, steps_query(steps, "test", ends_only=True), KG, ["Alpha Film"])
-    assert (ends, cut) == (set(full.answers), False) == ({"Dee Director", "Eve Director"}, False)
-    assert walk_ends(driver, steps_query(steps, "test", ends_only=True), KG, ["Alpha Film"], max_paths=1)[1]
+    ends = chain_ends(driver, KG, ["Alpha Film"], [chain, "directed_by>"])
+    assert ends[chain] == (set(full.answers), False) == ({"Dee Director", "Eve Director"}, False)
+    director = run_template(driver, "directed_by>", KG, ["Alpha Film"]).answers[0]
+    assert ends["directed_by>"] == ({director}, False)
+    assert chain_ends(driver, KG, ["Alpha Film"], [chain], max_paths=1)[chain][1]
+    assert chain_ends(driver, KG, ["Alpha Film"], []) == {}
     to_eve = run_steps(
         driver, steps_query(steps, "test", to_ends=True), chain, KG, ["Alpha Film"], ends=["Eve Director"]
     )

@@ -170,6 +170,61 @@ class PathsProceduresTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void endsSaysWhereEachChainLeadsInTheOrderGiven() {
+        List<Map<String, Object>> rows = neo4j.rows("CALL kgqa.paths.ends('test', ['Kismet'], $chains, $config)"
+                + " YIELD key, ends, paths RETURN key, ends, paths", Map.of("chains", List.of(
+                "directed_by>|directed_by<", "has_genre>|has_genre<", "starred>|starred<", "no_such>"),
+                "config", Map.of()));
+        assertEquals(List.of("directed_by>|directed_by<", "has_genre>|has_genre<", "starred>|starred<", "no_such>"),
+                rows.stream().map(r -> r.get("key")).toList());
+        assertEquals(List.of("Jennie"), rows.get(0).get("ends"));
+        assertEquals(60, ((List<String>) rows.get(1).get("ends")).size());  // never back to Kismet
+        assertEquals(60L, rows.get(1).get("paths"));
+        assertEquals(List.of(), rows.get(2).get("ends"));  // Dietrich leads only back
+        assertEquals(0L, rows.get(3).get("paths"));
+        Map<String, Object> capped = neo4j.rows("CALL kgqa.paths.ends('test', ['Kismet'], ['has_genre>|has_genre<'],"
+                + " {maxPaths: 5}) YIELD ends, paths RETURN ends, paths", Map.of()).get(0);
+        assertEquals(5L, capped.get("paths"));
+        assertEquals(5, ((List<String>) capped.get("ends")).size());
+    }
+
+    @Test
+    void endsAgreeWithTheCypherTemplateOnRandomGraphs() {
+        Random random = new Random(11);
+        String kg = "random-ends";
+        neo4j.database().executeTransactionally("""
+                CREATE (:KG {name: $kg})
+                WITH 1 AS one UNWIND range(0, 24) AS i CREATE (:Entity {kg: $kg, id: 'n' + i, name: 'N' + (i % 20)})
+                """, Map.of("kg", kg));
+        for (int type = 0; type < 3; type++) {
+            String r = "r" + type;  // one of three fixed test types: Cypher takes no type as a parameter
+            List<Map<String, Object>> edges = new ArrayList<>();
+            for (int e = 0; e < 40; e++) {
+                edges.add(Map.of("from", "n" + random.nextInt(25), "to", "n" + random.nextInt(25)));
+            }
+            neo4j.database().executeTransactionally("UNWIND $edges AS e MATCH (a:Entity {kg: $kg, id: e.from}),"
+                    + " (b:Entity {kg: $kg, id: e.to}) CREATE (a)-[:" + r + "]->(b)", Map.of("kg", kg, "edges", edges));
+        }
+        String[][] chains = {{"r0>|r1<", "(n0)-[:r0]->(n1)<-[:r1]-(n2)"}, {"r2<|r2>", "(n0)<-[:r2]-(n1)-[:r2]->(n2)"},
+            {"r1>|r1>", "(n0)-[:r1]->(n1)-[:r1]->(n2)"}, {"r0<|r2<", "(n0)<-[:r0]-(n1)<-[:r2]-(n2)"}};
+        for (String[] chain : chains) {
+            for (int topic = 0; topic < 8; topic++) {
+                List<String> ids = List.of("n" + topic, "n" + (topic + 10));
+                Object expected = neo4j.rows("UNWIND $ids AS id MATCH (n0:Entity {kg: $kg, id: id}) MATCH " + chain[1]
+                        + " WHERE n1 <> n0 AND n2 <> n0 RETURN count(*) AS paths, collect(DISTINCT n2.name) AS ends",
+                        Map.of("kg", kg, "ids", ids)).get(0);
+                Map<String, Object> got = neo4j.rows("CALL kgqa.paths.ends($kg, $ids, [$chain]) YIELD ends, paths"
+                        + " RETURN ends, paths", Map.of("kg", kg, "ids", ids, "chain", chain[0])).get(0);
+                Map<String, Object> want = (Map<String, Object>) expected;
+                assertEquals(want.get("paths"), got.get("paths"), chain[0] + " from " + ids);
+                assertEquals(new HashSet<>((List<?>) want.get("ends")), new HashSet<>((List<?>) got.get("ends")),
+                        chain[0] + " from " + ids);
+            }
+        }
+    }
+
+    @Test
     void badArgumentsAreNamed() {
         assertContains(errorOf("test", List.of("Nobody"), Map.of()), "no entity with id 'Nobody' in KG 'test'");
         assertContains(errorOf("test", List.of(), Map.of()), "topicIds must be a non-empty list");
@@ -177,6 +232,9 @@ class PathsProceduresTest {
         assertContains(errorOf("test", List.of("Kismet"), Map.of("maxVia", 0)), "maxVia");
         assertContains(errorOf("test", List.of("Kismet"), Map.of("fanout", -1)), "fanout");
         assertContains(errorOf("test", List.of("Kismet"), Map.of("maxvia", 3)), "unknown key 'maxvia'");
+        assertContains(endsError(List.of("directed_by")), "chain 'directed_by': 'directed_by' is not a relation");
+        assertContains(endsError(List.of("a>||b<")), "'' is not a relation followed by > or <");
+        assertContains(endsError(java.util.Arrays.asList("a>", null)), "chains[1] must be a chain key");
     }
 
     @SuppressWarnings("unchecked")
@@ -187,6 +245,13 @@ class PathsProceduresTest {
             out.add((List<List<String>>) row.get("chain"));
         }
         return out;
+    }
+
+    private String endsError(List<String> chains) {
+        Map<String, Object> parameters = new java.util.HashMap<>();
+        parameters.put("chains", chains);
+        return assertThrows(QueryExecutionException.class, () -> neo4j.rows(
+                "CALL kgqa.paths.ends('test', ['Kismet'], $chains)", parameters)).getMessage();
     }
 
     private String errorOf(String kg, List<String> ids, Map<String, Object> config) {
