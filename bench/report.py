@@ -388,7 +388,9 @@ def webqsp_section(cfg: Mapping[str, Any]) -> list[str]:
     lines += [
         f"`kgqa eval webqsp` on {kg_text}, its models from `{train or 'kgqa train all'}`. *linked*: topic "
         "entities linked from the question, as a user gets them; *given*: the dataset's topic entity, as the "
-        "published systems have it. Questions are the ones the KG can answer (below).",
+        "published systems have it. Questions are the ones the KG can answer (below). *ms*: per question on "
+        "2 cores, timed after the run's `--warmup` questions of another split (a server just started "
+        "compiles its query plans on its first questions).",
         "",
         "| questions | topic | method | n | Hits@1 | Hit | evidence answer recall | ms p50 / p95 | run |",
         "|---|---|---|---:|---:|---:|---:|---:|---|",

@@ -354,6 +354,30 @@ def targets(kg: str, gsr_model: str = "", subgraphrag_model: str = "") -> dict[s
             ],
             [NULL_CONFIG],
         ),
+        "kgqa.paths.walkable": Target(
+            "CALL kgqa.paths.walkable($kg, $topicIds, $config)",
+            neighbourhood,
+            [Bad("kg", None), *kgs("kg"), *topic_ids(), *numbers("maxVia", "fanout"), UNKNOWN_KEY],
+            [NULL_CONFIG],
+        ),
+        "kgqa.paths.ends": Target(
+            "CALL kgqa.paths.ends($kg, $topicIds, $chains, $config)",
+            {**neighbourhood, "chains": ["directed_by>|directed_by<"]},
+            [
+                Bad("kg", None),
+                *kgs("kg"),
+                *topic_ids(),
+                Bad("chains", None),
+                Bad("chains", [5]),
+                Bad("chains", [""]),
+                Bad("chains", ["directed_by"]),
+                Bad("chains", ["directed_by>||written_by<"]),
+                typed("chains", "directed_by>"),
+                *numbers("maxPaths"),
+                UNKNOWN_KEY,
+            ],
+            [NULL_CONFIG, Bad("chains", []), Bad("chains", ["no_such_relation>"])],
+        ),
     }
 
 

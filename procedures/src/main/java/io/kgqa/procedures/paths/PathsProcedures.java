@@ -50,11 +50,12 @@ public class PathsProcedures {
 
     @Procedure(name = "kgqa.paths.walkable", mode = Mode.READ)
     @Description("kgqa.paths.walkable(kg :: STRING, topicIds :: LIST<STRING>, config = {} :: MAP) :: (chain ::"
-            + " LIST<LIST<STRING>>, key :: STRING) - every relation chain of one or two steps that can be walked from the topic"
-            + " entities (Entity ids of KG kg), each step [relation, 'out' | 'in'] along or against the"
-            + " relationship (key: the same as 'rel>|rel<'); no node after the start is that start, and a second step never ends where it"
-            + " began. Each chain once, a topic's one-step chains before its two-step ones. A first step that"
-            + " reaches more than maxVia middle entities is extended from its first maxVia of them only, and a"
+            + " LIST<LIST<STRING>>, key :: STRING) - every relation chain of one or two steps that can be walked"
+            + " from the topic entities (Entity ids of KG kg), each step [relation, 'out' | 'in'] along or against"
+            + " the relationship (key: the same as 'rel>|rel<'); no node after the start is that start, and a"
+            + " second step never ends where it began. Each chain once, a topic's one-step chains before its"
+            + " two-step ones. A first step that reaches more than maxVia middle entities is extended from its"
+            + " first maxVia of them only, and a"
             + " middle's second steps are read off its first"
             + " fanout relationships that lead on. config: maxVia (default 40), fanout (default 400), each at"
             + " least 1.")
@@ -103,10 +104,15 @@ public class PathsProcedures {
         int maxPaths = options.integer("maxPaths", Limits.ROW_CAP, 1, Integer.MAX_VALUE);
         List<Node> topics = TopicEntities.byIds(tx, KnowledgeGraphs.require(tx, kg, "kg"), topicIds);
         List<String> keys = chainKeys(chains);
+        List<Chain> parsed = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            parsed.add(parse(keys.get(i), "chains[" + i + "]"));
+        }
         ChainWalker walker = new ChainWalker(maxPaths);
         List<Ends> rows = new ArrayList<>(keys.size());
-        for (String key : keys) {
-            List<ChainWalker.Path> paths = walker.walk(topics, parse(key));
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
+            List<ChainWalker.Path> paths = walker.walk(topics, parsed.get(i));
             Set<String> ends = new LinkedHashSet<>();
             for (ChainWalker.Path path : paths) {
                 ends.add(Entities.name(path.end()));
@@ -131,13 +137,13 @@ public class PathsProcedures {
         return keys;
     }
 
-    /** A chain key ({@code "born_in>|born_in<"}) as steps; an error naming the part that is not one. */
-    static Chain parse(String key) {
+    /** A chain key ({@code "born_in>|born_in<"}) as steps; an error naming {@code where} and the bad part. */
+    static Chain parse(String key, String where) {
         List<Chain.Step> steps = new ArrayList<>();
         for (String part : key.split("\\|", -1)) {
             String token = part.strip();
             if (token.length() < 2 || !(token.endsWith(">") || token.endsWith("<"))) {
-                throw new BadArgumentException("chain '" + key + "': '" + part
+                throw new BadArgumentException(where + " '" + key + "': '" + part
                         + "' is not a relation followed by > or <");
             }
             steps.add(new Chain.Step(token.substring(0, token.length() - 1), token.endsWith(">")));

@@ -232,7 +232,8 @@ class PathsProceduresTest {
         assertContains(errorOf("test", List.of("Kismet"), Map.of("maxVia", 0)), "maxVia");
         assertContains(errorOf("test", List.of("Kismet"), Map.of("fanout", -1)), "fanout");
         assertContains(errorOf("test", List.of("Kismet"), Map.of("maxvia", 3)), "unknown key 'maxvia'");
-        assertContains(endsError(List.of("directed_by")), "chain 'directed_by': 'directed_by' is not a relation");
+        assertContains(endsError(List.of("directed_by")),
+                "chains[0] 'directed_by': 'directed_by' is not a relation");
         assertContains(endsError(List.of("a>||b<")), "'' is not a relation followed by > or <");
         assertContains(endsError(java.util.Arrays.asList("a>", null)), "chains[1] must be a chain key");
     }
