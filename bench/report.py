@@ -287,7 +287,7 @@ def reliability_table(present: Sequence[tuple[Mapping[str, Any], Mapping[str, An
     ]
     for entry, data in present:
         for method, rows in data.items():
-            if method.startswith("_"):
+            if method.startswith("_") or method not in entry.get("methods", [method]):
                 continue
             scored = [r for r in rows if r.get("confidence") is not None and r["answers"]]
             if not scored:
@@ -334,7 +334,7 @@ def fb15k_section(cfg: Mapping[str, Any]) -> list[str]:
         for method in methods:
             for entry, data in present:
                 rows = data.get(method)
-                if not rows:
+                if not rows or method not in entry.get("methods", [method]):
                     continue
                 cells = [f"{heldout_hits(rows)[0]:.1f}"] + [f"{heldout_hits(rows, k)[0]:.1f}" for k in KINDS]
                 cells.append(f"{hits(rows, 'tune')[0]:.1f}")

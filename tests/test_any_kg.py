@@ -174,6 +174,30 @@ def test_the_linker_reads_the_kgs_own_words(fb15k: str, driver: Any) -> None:
     assert [(r["name"], r["how"]) for r in rows][:1] == [("United States of America", "initials")]
 
 
+@pytest.mark.parametrize(
+    ("question", "linked"),
+    [
+        (
+            "Who was the cinematographer on Raiders of the Lost Ark?",
+            ["Indiana Jones and the Raiders of the Lost Ark"],
+        ),
+        ("what other films did the cinematographer of Michael Clayton shoot", ["Michael Clayton"]),
+        ("Which other films did Zoolander's composer score?", ["Zoolander"]),
+        ("list some famous cinematographers", ["Cinematographer-GB"]),
+    ],
+)
+def test_a_role_said_of_a_name_is_not_a_second_topic(
+    fb15k: str, driver: Any, question: str, linked: list[str]
+) -> None:
+    """A profession entity named like the role ("the cinematographer of X") is linked only when the question
+    names nothing it is said of."""
+    rows = driver.execute_query(
+        "CALL kgqa.link.entities($question, {kg: $kg}) YIELD name RETURN name",
+        {"question": question, "kg": fb15k},
+    ).records
+    assert [r["name"] for r in rows] == linked
+
+
 # MetaQA's relation names and the film words a movie KG's questions use: none may be code that every KG runs.
 KG_WORDS = re.compile(
     r"starred_actors|directed_by|written_by|has_genre|in_language|release_year|has_tags|imdb|"

@@ -34,7 +34,9 @@ import org.neo4j.logging.Log;
  *       entities of one name on one span (a tag and a person) share a place. A further span must score
  *       {@link #SECONDARY_RATIO} of the best, unless it is a number, a shared value (a genre) or a name typed
  *       with its capitals. The words a leading "what" or "which" asks for ("what airport in paris") go behind
- *       the other links, still linked ({@link LinkScoring#askedKindLast}).</li>
+ *       the other links, still linked ({@link LinkScoring#askedKindLast}); a role said of the name right
+ *       beside it ("the cinematographer of X", "X's composer") is not linked
+ *       ({@link LinkScoring#withoutRoleOfName}).</li>
  * </ol>
  *
  * <p>Every user string reaches the database as a parameter; the Lucene query is built from escaped words.

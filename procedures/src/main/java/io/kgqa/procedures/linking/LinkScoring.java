@@ -234,11 +234,60 @@ final class LinkScoring {
         return named;
     }
 
+    /** Words between a role and the name it is said of that say nothing of either ("the editor of the X"). */
+    private static final Set<String> DETERMINERS = Set.of("the", "a", "an");
+    /** A possessive's ending as typed ("Zoolander's", "the Beatles'", a typographic apostrophe too). */
+    private static final Pattern POSSESSIVE =
+            Pattern.compile(".*(['\u2019]s|s['\u2019])$", Pattern.CASE_INSENSITIVE);
+
     /**
-     * The chosen links with one on a role said before "of" and another link ("the president of pakistan",
-     * "the composer of home alone") moved behind that other: in English the words before "of" name what is
-     * asked of the name after it. Typed capitalised, it may be a name itself, and is left in place; it stays
-     * linked either way.
+     * The chosen links without one on a role said of another link right beside it: "the cinematographer of
+     * Michael Clayton", "the cinematographer on Raiders of the Lost Ark", "Zoolander's composer". In English
+     * those words name what is asked of that name (a relation), not a second topic: linked, a profession entity
+     * named like the role led the methods to everyone of that profession. Typed capitalised, it may be a name
+     * itself, and stays. A number ("spike lee's 1989 movie") narrows the name's answers down: a second topic,
+     * which stays too. A word many facts share does not: "Zoolander's composer" names a profession entity as
+     * often as "Tarantino's horror films" names a genre, and on our questions the role was meant.
+     */
+    static List<Candidate> withoutRoleOfName(List<Candidate> chosen, List<Token> tokens) {
+        List<Candidate> kept = new ArrayList<>(chosen.size());
+        for (Candidate c : chosen) {
+            boolean role = !c.capitalised && !SpanResolver.isLiteral(c)
+                    && (saidOfNameAfter(c, chosen, tokens) || saidOfNameBefore(c, chosen, tokens));
+            if (!role) {
+                kept.add(c);
+            }
+        }
+        return kept.isEmpty() ? chosen : kept;
+    }
+
+    /** "ROLE of|on [the] NAME": another link starts right after the preposition or its article. */
+    private static boolean saidOfNameAfter(Candidate c, List<Candidate> chosen, List<Token> tokens) {
+        int k = c.end;
+        if (k >= tokens.size() || !("of".equals(tokens.get(k).norm()) || "on".equals(tokens.get(k).norm()))) {
+            return false;
+        }
+        int from = k + 1; // the name may begin with its article ("on The Godfather")
+        int to = from;
+        while (to < tokens.size() && DETERMINERS.contains(tokens.get(to).norm())) {
+            to++;
+        }
+        int last = to;
+        return chosen.stream().anyMatch(o -> o != c && o.start >= from && o.start <= last);
+    }
+
+    /** "NAME's ROLE": another link ends right before, on a possessive. */
+    private static boolean saidOfNameBefore(Candidate c, List<Candidate> chosen, List<Token> tokens) {
+        int k = c.start - 1;
+        return k >= 0 && POSSESSIVE.matcher(tokens.get(k).text()).matches()
+                && chosen.stream().anyMatch(o -> o != c && o.end == c.start);
+    }
+
+    /**
+     * The chosen links with one on a role said before "of" and another link further on ("the president of
+     * modern pakistan"; one right after "of" is dropped, {@link #withoutRoleOfName}) moved behind that other:
+     * in English the words before "of" name what is asked of the name after it. Typed capitalised, it may be
+     * a name itself, and is left in place; it stays linked either way.
      */
     static List<Candidate> roleOfNameLast(List<Candidate> chosen, List<Token> tokens) {
         List<Candidate> roles = new ArrayList<>();

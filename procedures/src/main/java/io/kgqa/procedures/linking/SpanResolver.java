@@ -111,7 +111,7 @@ final class SpanResolver {
             seen.add(c.id);
             spans += twin ? 0 : 1;
         }
-        chosen = Qualifiers.apply(chosen);
+        chosen = LinkScoring.withoutRoleOfName(Qualifiers.apply(chosen), tokens);
         if (!learned) { // the learned scorer reads where a span stands (asked_kind, before_of) and orders by it
             chosen = LinkScoring.roleOfNameLast(LinkScoring.askedKindLast(chosen, tokens), tokens);
         }

@@ -114,24 +114,50 @@ class SpanResolverTest {
                 ids(SpanResolver.resolve(List.of(laterAirport, first), later, 3)));
     }
 
+    /** The ids {@code question} links, of these candidates, at most three spans. */
+    private static List<String> linked(String question, Candidate... candidates) {
+        return ids(SpanResolver.resolve(List.of(candidates), LinkText.tokens(question), 3));
+    }
+
     @Test
-    void aRoleSaidBeforeOfGoesBehindTheNameAfterItAndStaysLinked() {
-        List<LinkText.Token> tokens = LinkText.tokens("who was the president of pakistan in 1980");
+    void aRoleSaidOfTheNameBesideItIsNotLinked() {
+        String question = "who was the president of pakistan in 1980";
         Candidate president = scored("president", "President", 3, 4, "exact", 0.72, 1);
         Candidate pakistan = scored("pakistan", "Pakistan", 5, 6, "exact", 0.70, 1);
-        assertEquals(List.of("pakistan", "president"),
-                ids(SpanResolver.resolve(List.of(president, pakistan), tokens, 3)));
-        // alone, it is the topic; with no name after "of", the score decides
-        assertEquals(List.of("president"), ids(SpanResolver.resolve(List.of(president), tokens, 3)));
-        List<LinkText.Token> before = LinkText.tokens("pakistan had which president of note");
-        Candidate first = scored("pakistan", "Pakistan", 0, 1, "exact", 0.70, 1);
-        Candidate role = scored("president", "President", 3, 4, "exact", 0.72, 1);
-        assertEquals(List.of("president", "pakistan"),
-                ids(SpanResolver.resolve(List.of(first, role), before, 3)));
-        // typed as a name ("The Lord of the Rings" style), it keeps its place
+        assertEquals(List.of("pakistan"), linked(question, president, pakistan));
+        // alone, it is the topic
+        assertEquals(List.of("president"), linked(question, president));
+        // "on", and a determiner between
+        assertEquals(List.of("film"), linked("who was the cinematographer on the raiders",
+                scored("dp", "Cinematographer", 3, 4, "fulltext", 0.75, 1),
+                scored("film", "The Raiders", 5, 7, "exact", 0.9, 1)));
+        // typed as a name ("The Lord of the Rings" style), it stays and keeps its place
         president.capitalised = true;
-        assertEquals(List.of("president", "pakistan"),
-                ids(SpanResolver.resolve(List.of(president, pakistan), tokens, 3)));
+        assertEquals(List.of("president", "pakistan"), linked(question, president, pakistan));
+    }
+
+    @Test
+    void aRoleSaidOfAFartherNameGoesBehindItAndStaysLinked() {
+        assertEquals(List.of("pakistan", "president"), linked("who was the president of modern pakistan",
+                scored("president", "President", 3, 4, "exact", 0.72, 1),
+                scored("pakistan", "Pakistan", 6, 7, "exact", 0.70, 1)));
+        // with no name after "of", the score decides
+        assertEquals(List.of("president", "pakistan"), linked("pakistan had which president of note",
+                scored("pakistan", "Pakistan", 0, 1, "exact", 0.70, 1),
+                scored("president", "President", 3, 4, "exact", 0.72, 1)));
+    }
+
+    @Test
+    void aRoleAfterAPossessiveIsNotLinkedButAYearThereIs() {
+        Candidate film = scored("film", "Zoolander", 3, 4, "exact", 0.9, 1);
+        Candidate composer = scored("composer", "Composer", 4, 5, "exact", 0.7, 1);
+        assertEquals(List.of("film"), linked("which films did zoolander's composer score", film, composer));
+        assertEquals(List.of("film"), linked("which films did zoolander\u2019s composer score", film, composer));
+        assertEquals(List.of("lee", "1989"), linked("spike lee's 1989 movie",
+                scored("lee", "Spike Lee", 0, 2, "exact", 0.9, 1), scored("1989", "1989", 2, 3, "exact", 0.5, 1)));
+        // a word many facts share is no exception: the role was meant on our questions
+        Candidate profession = scored("composer", "Composer", 4, 5, "exact", 0.7, SpanResolver.SHARED_VALUE_DEGREE);
+        assertEquals(List.of("film"), linked("which films did zoolander's composer score", film, profession));
     }
 
     @Test
