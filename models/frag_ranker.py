@@ -18,6 +18,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kgqa.core.chains import Step
 from kgqa.models import kg_models
 
 RANKER_FILE = "ranker.json"
@@ -78,6 +79,11 @@ class FragRanker:
         if not self.learned_on:
             del data["weights"]
         return data
+
+
+def kind_key(step: Step) -> str:
+    """The key of ``FragRanker.kinds`` for what walking ``step`` arrives at: ``out:rel`` or ``in:rel``."""
+    return f"{step[1]}:{step[0]}"
 
 
 DEFAULT_RANKER = FragRanker()

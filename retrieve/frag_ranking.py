@@ -27,6 +27,7 @@ from kgqa.models import kg_models
 from kgqa.models.chain_vectors import chain_vectors_stamp, load_chain_vectors
 from kgqa.models.encoder import embed
 from kgqa.models.frag_ranker import FEATURES, FragRanker
+from kgqa.retrieve.answer_side import people_for_a_place
 from kgqa.retrieve.frag_paths import Step, Subgraph
 from neo4j import Driver
 
@@ -43,6 +44,9 @@ _OTHER = re.compile(r"\b(other|others|else|another|same|also|too)\b", re.IGNOREC
 # A second topic entity's walk must meet the first's: their common end nodes rank first, by the sum of the
 # two walks' scores; an end that only one topic reaches pays this.
 ALONE_PENALTY = 0.5
+# A chain that surely arrives at people where the question asks for a place (:mod:`kgqa.retrieve.answer_side`)
+# ranks after every other: more than any chain's features sum to.
+PEOPLE_FOR_A_PLACE_PENALTY = 100.0
 
 
 # --- embeddings (question, relations, relation chains) ------------------------------------------------------
@@ -328,6 +332,8 @@ def rank_paths(
         chains, question_vector, word_match, prefer_hops, model, ranker, asked, question, chain_similarity
     )
     scores = (features @ np.asarray(ranker.weights.vector(), dtype=np.float32)).astype(np.float64)
+    people = people_for_a_place(asked, ranker.kinds, [core_chain(c) for c in chains])
+    scores[np.asarray(people, dtype=bool)] -= PEOPLE_FOR_A_PLACE_PENALTY
     ends = np.fromiter((nodes[-1] for nodes, _ in paths), dtype=np.int64, count=len(paths))
     score = scores[chain_of]
     if groups and len(set(groups.values())) > 1:

@@ -243,3 +243,27 @@ def test_no_kg_vocabulary_in_the_code_every_kg_runs() -> None:
                 if KG_WORDS.search(code):
                     found.append(f"{path.relative_to(REPO)}:{number}: {code.strip()}")
     assert not found, "\n".join(found)
+
+
+def test_sgrag_asked_where_does_not_answer_with_people(fb15k: str, driver: Any) -> None:
+    """A question asking where the frontman of a band was born: the scorer likes the chain from the band's
+    home town to the people born there as much as the one through its members to their birthplaces; a chain
+    the KG says arrives at people is not walked for a question asking for a place."""
+    from kgqa.core.chains import parse_chain_key
+    from kgqa.core.question_words import asked_for
+    from kgqa.models.frag_ranker import load_ranker
+    from kgqa.retrieve.answer_side import people_for_a_place
+    from kgqa.retrieve.linking import link_entities
+    from kgqa.retrieve.sgrag import SgragRetriever
+
+    question = "where was the frontman of coldplay born?"
+    topics = link_entities(driver, question, fb15k)
+    assert [t.name for t in topics] == ["Coldplay"]
+    evidence = SgragRetriever(driver).retrieve(question, fb15k, 100, topics)
+    trace = evidence.trace
+    assert trace.ranked_by == "path scorer" and trace.people_dropped > 0
+    assert evidence.answer_candidates
+    kinds = load_ranker(fb15k).kinds
+    assert people_for_a_place(asked_for(question), kinds, [parse_chain_key(trace.chain)]) == [False]
+    unfiltered = SgragRetriever(driver, no_people_for_a_place=False).retrieve(question, fb15k, 100, topics)
+    assert unfiltered.trace.people_dropped == 0

@@ -18,15 +18,12 @@ from collections.abc import Callable, Sequence
 from kgqa.core.chains import Step
 from kgqa.core.relation_text import relation_words
 from kgqa.graph.cypher import render
+from kgqa.models.frag_ranker import kind_key
 from neo4j import Driver, RoutingControl
 from tqdm import tqdm
 
 SAMPLE = 25
 WORDS = 3
-
-
-def step_key(step: Step) -> str:
-    return f"{step[1]}:{step[0]}"
 
 
 def entity_kind(outgoing: Sequence[str], incoming: Sequence[str]) -> list[str]:
@@ -55,6 +52,6 @@ def learn_answer_types(
         counts: Counter[str] = Counter()
         for r in records:
             counts.update(entity_kind([str(x) for x in r["outgoing"]], [str(x) for x in r["incoming"]]))
-        out[step_key(step)] = " ".join(w for w, _n in counts.most_common(words))
+        out[kind_key(step)] = " ".join(w for w, _n in counts.most_common(words))
     progress(f"the kinds of thing {len(out)} steps arrive at")
     return out
