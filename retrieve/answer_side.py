@@ -66,14 +66,18 @@ def side(text: str) -> float:
     return _SIDE([text])[0]
 
 
+def asks_for_a_place(asked: str) -> bool:
+    """Whether ``asked`` (:func:`kgqa.core.question_words.asked_for`) is surely a place: only then can a chain
+    be ruled out, so callers skip the chains of every other question."""
+    return bool(asked) and side(asked) <= -SURE_SIDE
+
+
 def people_for_a_place(asked: str, kinds: Mapping[str, str], chains: Sequence[Chain]) -> list[bool]:
     """Per chain, whether it surely arrives at people where the question surely asks for a place; all False
     when the question does not. ``asked``: what the question asks for, in words
     (:func:`kgqa.core.question_words.asked_for`). ``kinds``: what each step arrives at, the KG's
     ``FragRanker.kinds`` (a step it does not know is never ruled out)."""
-    if not asked or not chains:
-        return [False] * len(chains)
-    if side(asked) > -SURE_SIDE:
+    if not chains or not asks_for_a_place(asked):
         return [False] * len(chains)
     arrivals = [kinds.get(kind_key(chain[-1]), "") if chain else "" for chain in chains]
     known = [a for a in dict.fromkeys(arrivals) if a]

@@ -27,7 +27,7 @@ from kgqa.models import kg_models
 from kgqa.models.chain_vectors import chain_vectors_stamp, load_chain_vectors
 from kgqa.models.encoder import embed
 from kgqa.models.frag_ranker import FEATURES, FragRanker
-from kgqa.retrieve.answer_side import people_for_a_place
+from kgqa.retrieve.answer_side import asks_for_a_place, people_for_a_place
 from kgqa.retrieve.frag_paths import Step, Subgraph
 from neo4j import Driver
 
@@ -332,8 +332,9 @@ def rank_paths(
         chains, question_vector, word_match, prefer_hops, model, ranker, asked, question, chain_similarity
     )
     scores = (features @ np.asarray(ranker.weights.vector(), dtype=np.float32)).astype(np.float64)
-    people = people_for_a_place(asked, ranker.kinds, [core_chain(c) for c in chains])
-    scores[np.asarray(people, dtype=bool)] -= PEOPLE_FOR_A_PLACE_PENALTY
+    if asks_for_a_place(asked):
+        people = people_for_a_place(asked, ranker.kinds, [core_chain(c) for c in chains])
+        scores[np.asarray(people, dtype=bool)] -= PEOPLE_FOR_A_PLACE_PENALTY
     ends = np.fromiter((nodes[-1] for nodes, _ in paths), dtype=np.int64, count=len(paths))
     score = scores[chain_of]
     if groups and len(set(groups.values())) > 1:

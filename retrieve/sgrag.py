@@ -48,7 +48,7 @@ from kgqa.graph.walkable import WALKABLE_STEPS, walkable_at_question
 from kgqa.models import registry
 from kgqa.models.frag_ranker import load_ranker
 from kgqa.models.question_classifiers import ChainPrediction, QuestionClassifiers, hop_range
-from kgqa.retrieve.answer_side import people_for_a_place
+from kgqa.retrieve.answer_side import asks_for_a_place, people_for_a_place
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.mot import dedup_order
 from kgqa.retrieve.paths import (
@@ -185,7 +185,10 @@ class SgragRetriever(Retriever):
         """``ranked`` without the chains that surely arrive at people when the question asks for a place
         (:mod:`kgqa.retrieve.answer_side`), the probabilities shared again among the rest; unchanged when that
         would leave none."""
-        people = people_for_a_place(asked_for(question), load_ranker(kg).kinds, [c for c, _cos, _p in ranked])
+        asked = asked_for(question)
+        if not asks_for_a_place(asked):
+            return ranked
+        people = people_for_a_place(asked, load_ranker(kg).kinds, [c for c, _cos, _p in ranked])
         kept = [r for r, dropped in zip(ranked, people, strict=True) if not dropped]
         if not kept or len(kept) == len(ranked):
             return ranked

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgqa.core.question_words import asked_for
-from kgqa.retrieve.answer_side import SURE_SIDE, people_for_a_place, side
+from kgqa.retrieve.answer_side import SURE_SIDE, asks_for_a_place, people_for_a_place, side
 
 PERSON_STEP = ("people.person.place_of_birth", "in")
 PLACE_STEP = ("people.person.place_of_birth", "out")
@@ -25,12 +25,14 @@ CHAINS = [(PERSON_STEP,), (PLACE_STEP,), (FILM_STEP,), (UNKNOWN_STEP,), (PLACE_S
 
 def test_a_place_asked_rules_out_chains_ending_at_people_only(neo4j_env: Any) -> None:
     for question in ("where was the drummer of the band born?", "Where did she grow up"):
+        assert asks_for_a_place(asked_for(question))
         assert people_for_a_place(asked_for(question), KINDS, CHAINS) == [True, False, False, False, True]
 
 
 def test_a_person_asked_rules_out_nothing(neo4j_env: Any) -> None:
     """Countries and organisations answer "who" too ("who speaks farsi"): places are never ruled out."""
     assert side(asked_for("who owns the label?")) > SURE_SIDE
+    assert not asks_for_a_place(asked_for("who owns the label?"))
     assert not any(people_for_a_place(asked_for("who owns the label?"), KINDS, CHAINS))
 
 
