@@ -19,6 +19,13 @@ _NOT_A_KIND = frozenset(
     """is are was were be been do does did has have had can could will would should the a an of in on at to
     for from by with and or that kind sort type one ones other else s""".split()
 )
+# Irregular past forms, which end a kind's phrase as "-ed" does ("which politician went to ...": "politician")
+_IRREGULAR_PAST = frozenset(
+    """went won wrote made sang grew began became took gave came ran led left met built bought brought
+    fought taught thought found held kept lost paid said sold sent spent stood told drew drove flew knew rode
+    rose saw shot spoke stole swam threw wore broke chose got hid meant beat fell fed felt fled forgot hung
+    heard let put quit set sat slept struck tore wound""".split()
+)
 # The question's own question word: the first one, so that a relative clause ("how did the man who wrote it
 # die") does not say what is asked.
 _FIRST_WH = re.compile(r"\b(who|whom|whose|where|when|how)\b", re.IGNORECASE)
@@ -54,7 +61,7 @@ def _kind_phrase(text: str) -> str:
 
 
 def _ends_phrase(word: str, after_noun: bool) -> bool:
-    return word in _NOT_A_KIND or (after_noun and word.endswith("ed"))
+    return word in _NOT_A_KIND or (after_noun and (word.endswith("ed") or word in _IRREGULAR_PAST))
 
 
 def _plural(word: str) -> bool:

@@ -48,6 +48,7 @@ from kgqa.graph.walkable import WALKABLE_STEPS, walkable_at_question
 from kgqa.models import registry
 from kgqa.models.frag_ranker import load_ranker
 from kgqa.models.question_classifiers import ChainPrediction, QuestionClassifiers, hop_range
+from kgqa.retrieve.answer_kinds import KIND_CHAINS, KIND_ENDS, chain_fits, entity_kinds, reweighted
 from kgqa.retrieve.answer_side import asks_for_a_place, people_for_a_place
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.mot import dedup_order
@@ -88,6 +89,8 @@ class SgragTrace(MethodTrace):
     best_cosine: float | None = None  # the path scorer's best chain's cosine to the question (None: unranked)
     below_cosine_floor: float | None = None  # the best chain's cosine, when below the floor (no answer)
     people_dropped: int = 0  # ranked chains that arrive at people, for a question asking for a place
+    # per chain key, how well its ends fit the kind of thing asked for, when that lowered some chain
+    kind_fits: dict[str, float] = field(default_factory=dict)
     chains_tried: list[str] = field(default_factory=list)
     constrained_by: list[str] = field(default_factory=list)  # another topic's chain the answers also end
     answer_support: list[int] = field(default_factory=list)  # paths ending at each answer candidate
@@ -127,6 +130,9 @@ class SgragRetriever(Retriever):
     # drop the scorer's chains that arrive at people when the question asks for a place (our FB15k-237 tune
     # questions: sgrag 56.2 -> 57.5, auto 71.2 -> 73.2; MetaQA: no chain is dropped)
     no_people_for_a_place: bool = True
+    # lower the scorer's chains whose ends are of another kind than the question asks for (answer_kinds: our
+    # FB15k-237 tune questions, the first topic's best chain reaches a right answer 58.8 -> 62.7 %)
+    fit_asked_kind: bool = True
 
     def classifiers_of(self, kg: str) -> QuestionClassifiers:
         return self.classifiers or registry.question_classifiers(kg)
@@ -173,6 +179,8 @@ class SgragRetriever(Retriever):
             ranked = scorer.rank(question, spans, walkable)
             if self.no_people_for_a_place:
                 ranked = self.without_people_for_a_place(question, kg, ranked, trace)
+            if self.fit_asked_kind:
+                ranked = self.fitted_to_the_asked_kind(question, kg, topic, ranked, trace)
             out[topic] = [(chain_key(c), round(p, 4), round(cos, 4)) for c, cos, p in ranked]
         if trace is not None and self.use_cosine_floor:
             trace.cosine_floor = scorer.cosine_floor
@@ -196,6 +204,34 @@ class SgragRetriever(Retriever):
             trace.people_dropped += len(ranked) - len(kept)
         total = sum(p for _c, _cos, p in kept) or 1.0
         return [(c, cos, p / total) for c, cos, p in kept]
+
+    def fitted_to_the_asked_kind(
+        self,
+        question: str,
+        kg: str,
+        topic: str,
+        ranked: list[tuple[Chain, float, float]],
+        trace: SgragTrace | None,
+    ) -> list[tuple[Chain, float, float]]:
+        """``ranked`` with its first chains' probabilities lowered where their ends are of another kind than
+        the question asks for (:mod:`kgqa.retrieve.answer_kinds`), best first again; unchanged when the
+        question says no kind or no end's kind is known."""
+        asked = asked_for(question)
+        if not asked or len(ranked) < 2:
+            return ranked
+        head = ranked[:KIND_CHAINS]
+        keys = [chain_key(c) for c, _cos, _p in head]
+        reached = chain_ends(self.driver, kg, [topic], keys, self.max_paths)
+        ends = {key: sorted(reached.get(key, (set(), False))[0])[:KIND_ENDS] for key in keys}
+        kinds = entity_kinds(self.driver, kg, sorted({n for names in ends.values() for n in names}))
+        fits = chain_fits(asked, ends, kinds)
+        lowered = reweighted([p for _c, _cos, p in head], [fits[k] for k in keys])
+        if lowered is None:
+            return ranked
+        if trace is not None:
+            trace.kind_fits.update({k: round(f, 3) for k, f in fits.items() if f is not None})
+        rescored = [(c, cos, p) for (c, cos, _old), p in zip(head, lowered, strict=True)]
+        return sorted(rescored, key=lambda r: -r[2]) + ranked[KIND_CHAINS:]
 
     def join(
         self,

@@ -267,3 +267,35 @@ def test_sgrag_asked_where_does_not_answer_with_people(fb15k: str, driver: Any) 
     assert people_for_a_place(asked_for(question), kinds, [parse_chain_key(trace.chain)]) == [False]
     unfiltered = SgragRetriever(driver, no_people_for_a_place=False).retrieve(question, fb15k, 100, topics)
     assert unfiltered.trace.people_dropped == 0
+
+
+def test_sgrag_lowers_the_chains_whose_ends_are_not_the_kind_asked(fb15k: str, driver: Any) -> None:
+    """For "what channel", the KG's relation names say what each end is (a TV network, a language), and the
+    chains whose ends are of another kind than the one asked lose probability; the others keep theirs."""
+    from kgqa.retrieve.answer_kinds import KIND_GAP, entity_kinds
+    from kgqa.retrieve.linking import link_entities
+    from kgqa.retrieve.sgrag import SgragRetriever
+
+    kinds = entity_kinds(driver, fb15k, ["NBC", "English Language", "no such name"])
+    assert "tv network" in kinds["NBC"] and "tv network" not in kinds["English Language"]
+    assert "no such name" not in kinds
+    question = "What channel did Friends air on?"
+    topics = link_entities(driver, question, fb15k)
+    assert topics and topics[0].name == "Friends"
+    fitted = SgragRetriever(driver).retrieve(question, fb15k, 100, topics).trace
+    unfitted = SgragRetriever(driver, fit_asked_kind=False).retrieve(question, fb15k, 100, topics).trace
+    assert fitted.ranked_by == "path scorer" and fitted.kind_fits and not unfitted.kind_fits
+    best = max(fitted.kind_fits.values())
+    before, after = dict(unfitted.chains_ranked), dict(fitted.chains_ranked)
+    lowered = [k for k, fit in fitted.kind_fits.items() if fit < best - KIND_GAP and k in before]
+    kept = [k for k, fit in fitted.kind_fits.items() if fit >= best - KIND_GAP and k in before]
+    assert lowered and kept
+    assert all(after[k] < before[k] for k in lowered)
+    assert all(after[k] == before[k] for k in kept)
+    # a question that names no kind moves nothing
+    other = "Tell me about Friends"
+    assert (
+        not SgragRetriever(driver)
+        .retrieve(other, fb15k, 100, link_entities(driver, other, fb15k))
+        .trace.kind_fits
+    )

@@ -60,6 +60,8 @@ def test_relation_names_read_as_english() -> None:
         ("which actor plays batman", "actor"),
         ("which countries border both Germany and France?", "countries"),
         ("Which other films did Zoolander's composer score?", "films"),
+        ("Which politician went to the University of Delaware?", "politician"),
+        ("which singer wrote hallelujah", "singer"),
         # the question's own question word, not one of a relative clause
         ("how did the guy who wrote jurassic park die", ""),
         ("what is the name of the man who wrote it", "person"),

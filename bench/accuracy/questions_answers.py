@@ -48,6 +48,7 @@ VARIANTS: dict[str, Any] = {
     "subgraphrag:walk": lambda d: SubgraphRagRetriever(d, rank_by="walk"),
     "sgrag:no-path-scorer": lambda d: SgragRetriever(d, use_path_scorer=False),
     "sgrag:no-alternatives": lambda d: SgragRetriever(d, try_alternatives=False),
+    "sgrag:no-kind-fit": lambda d: SgragRetriever(d, fit_asked_kind=False),
 }
 
 
