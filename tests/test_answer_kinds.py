@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from kgqa.core.question_words import asked_for
 from kgqa.retrieve.answer_kinds import chain_fits, kind_fit, reweighted
 
@@ -44,11 +43,8 @@ def test_a_chain_of_another_kind_loses_probability_to_one_of_the_kind_asked(neo4
     fits = chain_fits("city", ends, KINDS)
     lowered = reweighted([0.4, 0.3, 0.2, 0.1], [fits[k] for k in ends])
     assert lowered is not None
-    assert lowered[0] < 0.4 and lowered[1] > lowered[0]  # the city chain now leads
-    # chains whose ends have no kind keep their share against the best-fitting one
-    assert lowered[2] / lowered[1] == pytest.approx(0.2 / 0.3)
-    assert sum(lowered) == pytest.approx(1.0)
-    assert lowered[3] / lowered[1] == pytest.approx(0.1 / 0.3)
+    assert lowered[0] < 0.3 and lowered[1:] == [0.3, 0.2, 0.1]  # the city chain now leads
+    # what the county chain lost is not shared out: the others are no likelier for it
 
 
 def test_nothing_moves_when_no_fit_is_known_sure_or_apart() -> None:
