@@ -34,9 +34,21 @@ public final class ModelFileCache<T> {
         } catch (IOException e) {
             return missing;
         }
-        return cache.computeIfAbsent(stamp, s -> {
-            cache.keySet().removeIf(k -> k.startsWith(file + "|"));
-            return read.apply(file);
-        });
+        T cached = cache.get(stamp);
+        if (cached != null) {
+            return cached;
+        }
+        // Not computeIfAbsent: dropping the file's older versions inside its function changes the map while
+        // it computes, which ConcurrentHashMap does not allow (a version was read twice when the two stamps
+        // shared a bin).
+        synchronized (this) {
+            cached = cache.get(stamp);
+            if (cached == null) {
+                cached = read.apply(file);
+                cache.keySet().removeIf(k -> k.startsWith(file + "|"));
+                cache.put(stamp, cached);
+            }
+            return cached;
+        }
     }
 }
