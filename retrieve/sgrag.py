@@ -48,7 +48,14 @@ from kgqa.graph.walkable import WALKABLE_STEPS, walkable_at_question
 from kgqa.models import registry
 from kgqa.models.frag_ranker import load_ranker
 from kgqa.models.question_classifiers import ChainPrediction, QuestionClassifiers, hop_range
-from kgqa.retrieve.answer_kinds import KIND_CHAINS, KIND_ENDS, chain_fits, entity_kinds, reweighted
+from kgqa.retrieve.answer_kinds import (
+    KIND_CHAINS,
+    KIND_ENDS,
+    chain_fits,
+    entity_kinds,
+    reweighted,
+    says_types,
+)
 from kgqa.retrieve.answer_side import asks_for_a_place, people_for_a_place
 from kgqa.retrieve.base import Retriever
 from kgqa.retrieve.mot import dedup_order
@@ -218,9 +225,9 @@ class SgragRetriever(Retriever):
         the question asks for (:mod:`kgqa.retrieve.answer_kinds`), best first again; unchanged when the
         question says no kind or no end's kind is known."""
         asked = asked_for(question)
-        if not asked or len(ranked) < 2:
-            return ranked
         head = ranked[:KIND_CHAINS]
+        if not asked or len(ranked) < 2 or not says_types([c for c, _cos, _p in head]):
+            return ranked
         keys = [chain_key(c) for c, _cos, _p in head]
         reached = chain_ends(self.driver, kg, [topic], keys, self.max_paths)
         ends = {key: sorted(reached.get(key, (set(), False))[0])[:KIND_ENDS] for key in keys}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgqa.core.question_words import asked_for
-from kgqa.retrieve.answer_kinds import chain_fits, kind_fit, reweighted
+from kgqa.retrieve.answer_kinds import chain_fits, kind_fit, reweighted, says_types
 
 KINDS = {
     "Binghamton": ["citytown", "hud county place", "location"],
@@ -51,3 +51,9 @@ def test_nothing_moves_when_no_fit_is_known_sure_or_apart() -> None:
     assert reweighted([0.7, 0.3], [None, None]) is None
     assert reweighted([0.7, 0.3], [0.1, 0.5]) is None  # the best fit is not one the encoder is sure of
     assert reweighted([0.7, 0.3], [0.6, 0.65]) is None  # within the gap the scorer is trusted
+
+
+def test_a_kg_whose_relation_names_say_no_type_is_not_read() -> None:
+    assert says_types([(("film.film.directed_by", "out"),), (("born_in", "in"),)])
+    assert not says_types([(("directed_by", "in"), ("born_in", "out"))])
+    assert not says_types([])
