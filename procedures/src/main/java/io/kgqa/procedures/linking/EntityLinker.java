@@ -215,10 +215,12 @@ public final class EntityLinker {
             }
         }
         boolean[] ordinary = new boolean[tokens.size()];
+        boolean[] squeezedCommon = new boolean[tokens.size()];
         for (int k = 0; k < tokens.size(); k++) {
             ordinary[k] = LinkText.typedCommon(tokens.get(k), learned()::commonInEnglish);
+            squeezedCommon[k] = LinkText.typedCommonSqueezed(tokens.get(k), learned()::commonInEnglish);
         }
-        LinkScoring.yieldToNames(candidates.values(), ordinary);
+        LinkScoring.yieldToNames(candidates.values(), ordinary, squeezedCommon, tokens);
         TitledNames.apply(candidates.values());
         List<Candidate> all = new ArrayList<>(candidates.values());
         LinkScorer scorer = LinkScorer.of(kg);

@@ -58,6 +58,11 @@ final class FulltextQuery {
                 for (String singular : NameSimilarity.singulars(t.norm())) {
                     terms.add(escape(singular));
                 }
+                for (String phrase : LinkText.splits(t.norm())) {
+                    if (terms.size() < MAX_QUERY_TERMS) {
+                        terms.add("\"" + phrase + "\"");
+                    }
+                }
             }
         }
         return String.join(" ", terms);

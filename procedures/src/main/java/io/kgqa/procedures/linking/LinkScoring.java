@@ -122,9 +122,14 @@ final class LinkScoring {
                 stopChars += chars;
             }
         }
-        // a name said by its head counts the words said: "Germany" is not the longer "Germany national team"
+        // a name said by its head counts the words said: "Germany" is not the longer "Germany national team";
+        // so does one said without its spaces, or with a typo: "florida" is one word, whether the name is
+        // "Florida" or "Flo Rida", and "spiderman" is as likely "Spider-Man" as "Spider-Man 3"
         int nameWords = saidByPart(c) ? Math.max(c.end - c.start, 1)
                 : Math.max(LinkText.split(LinkText.normalize(c.name)).size(), 1);
+        if ("fulltext".equals(c.how) || "fuzzy".equals(c.how)) {
+            nameWords = Math.min(nameWords, Math.max(saidWords(c, tokens), 1));
+        }
         // Longer names are less likely to be accidental: saturating in characters and in words.
         double weight = contentChars + STOP_CHAR_WEIGHT * stopChars;
         double score = c.match * (1 - SHORT_SPAN_PENALTY * Math.exp(-weight / SHORT_SPAN_CHARS)
@@ -186,15 +191,35 @@ final class LinkScoring {
         return score;
     }
 
+    /** The words a candidate's span says, as normalised ("spider-man" is two, "spiderman" one). */
+    private static int saidWords(Candidate c, List<Token> tokens) {
+        int words = 0;
+        for (int k = c.start; k < c.end; k++) {
+            words += LinkText.split(tokens.get(k).norm()).size();
+        }
+        return words;
+    }
+
     /**
      * Lowers every candidate whose span is ordinary words only ({@code ordinary}: per token, a common English
      * word typed as one) when a candidate that is not, on other words, scores {@link #MIN_SCORE}: the name is
      * the topic ("the prime minister of ethiopia"). A question of ordinary words only keeps its scores.
      */
     static void yieldToNames(Collection<Candidate> candidates, boolean[] ordinary) {
+        yieldToNames(candidates, ordinary, new boolean[ordinary.length], List.of());
+    }
+
+    /**
+     * As {@link #yieldToNames(Collection, boolean[])}, where a name matched by its letters without their spaces
+     * ("High school" for "highschool") is ordinary words too when its span is two common words squeezed
+     * ({@code squeezedCommon}, per token: {@link LinkText#typedCommonSqueezed}); an exact name such a word
+     * also spells ("The Godfather", "Roundtree") is not.
+     */
+    static void yieldToNames(Collection<Candidate> candidates, boolean[] ordinary, boolean[] squeezedCommon,
+                             List<Token> tokens) {
         List<Candidate> names = new ArrayList<>();
         for (Candidate c : candidates) {
-            c.ordinary = ordinaryWords(c, ordinary);
+            c.ordinary = ordinaryWords(c, ordinary) || (squeezed(c, tokens) && ordinaryWords(c, squeezedCommon));
             if (c.score >= MIN_SCORE && !c.ordinary) {
                 names.add(c);
             }
@@ -317,6 +342,12 @@ final class LinkScoring {
             }
         }
         return -1;
+    }
+
+    /** Whether a full-text match says the name in fewer words than it has: its letters without their spaces. */
+    private static boolean squeezed(Candidate c, List<Token> tokens) {
+        return "fulltext".equals(c.how) && !tokens.isEmpty()
+                && saidWords(c, tokens) < LinkText.split(LinkText.normalize(c.name)).size();
     }
 
     private static boolean ordinaryWords(Candidate c, boolean[] ordinary) {

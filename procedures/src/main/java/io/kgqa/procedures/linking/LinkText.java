@@ -335,6 +335,48 @@ final class LinkText {
         return english.test(token.norm()) && !typedCapitalised(token);
     }
 
+    /** Letters a word typed as one needs before it is also looked for as two words: shorter ones split into bits. */
+    static final int MIN_SPLIT_LETTERS = 7;
+    /** ... and at most: a longer run of letters is rarely a name typed without its space or hyphen. */
+    static final int MAX_SPLIT_LETTERS = 16;
+    /** Letters each half of such a split has at least. */
+    static final int MIN_SPLIT_PART = 3;
+
+    /**
+     * A word as the two words of a name typed without the space or hyphen between them ("spiderman" for
+     * "Spider-Man", "superbowl" for "Super Bowl"): every split into halves of at least {@value #MIN_SPLIT_PART}
+     * letters, as Lucene phrases. The index holds such names as two words, so the word alone never finds them;
+     * {@link HitAlignment} then matches the name's letters squeezed ({@link FulltextQuery} looks for them). Letters only: a number is no name's half.
+     */
+    static List<String> splits(String word) {
+        int length = word.length();
+        if (length < MIN_SPLIT_LETTERS || length > MAX_SPLIT_LETTERS || !word.chars().allMatch(c -> c >= 'a' && c <= 'z')) {
+            return List.of();
+        }
+        List<String> phrases = new ArrayList<>();
+        for (int cut = MIN_SPLIT_PART; cut <= length - MIN_SPLIT_PART; cut++) {
+            phrases.add(word.substring(0, cut) + " " + word.substring(cut));
+        }
+        return phrases;
+    }
+
+    /**
+     * A word typed as two common English words without the space between them ("highschool"), in lower case:
+     * ordinary words, like {@link #typedCommon}, though a name's squeezed letters match it.
+     */
+    static boolean typedCommonSqueezed(Token token, Predicate<String> english) {
+        if (typedCapitalised(token)) {
+            return false;
+        }
+        for (String phrase : splits(token.norm())) {
+            int space = phrase.indexOf(' ');
+            if (english.test(phrase.substring(0, space)) && english.test(phrase.substring(space + 1))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static boolean startsWithDigit(String text) {
         return !text.isEmpty() && Character.isDigit(text.codePointAt(0));
     }

@@ -153,7 +153,8 @@ class EntityLinkerTest {
     void luceneQueryWeightsContentWordsAndFuzzesLongerOnes() {
         assertEquals("who^0.2 directed^0.2 choper~1", query("who directed Choper"));
         assertEquals("what^0.2 films^0.2 did^0.2 lee pace~1 star^0.2 in^0.2", query("what films did lee pace star in"));
-        assertEquals("which^0.2 comedies~2 comedy comedi comedie did^0.2 woody~1 direct~1", query("which comedies did woody direct"));
+        assertEquals("which^0.2 comedies~2 comedy comedi comedie \"com edies\" \"come dies\" \"comed ies\" did^0.2"
+                + " woody~1 direct~1", query("which comedies did woody direct"));
         // without the KG's learned question words "wrote" is a content word (no film word list any more)
         assertEquals("who^0.2 wrote~1 schindler~2 s schindler's~2 list^0.2", query("who wrote Schindler's List"));
         assertEquals("who^0.2 directed^0.2 o hara~1 s o'hara's~2 cheri~1 bibi~1 chéri\\-bibi~2 1999~1",
@@ -218,6 +219,19 @@ class EntityLinkerTest {
         assertEquals(1, aligned.size());
         assertEquals("fulltext", aligned.get(0).how);
         assertEquals(0.93, aligned.get(0).match);
+    }
+
+    @Test
+    void aWordTypedWithoutItsSpaceIsLookedForAsTwoWords() {
+        assertEquals(List.of("spi derman", "spid erman", "spide rman", "spider man"), LinkText.splits("spiderman"));
+        assertEquals(List.of(), LinkText.splits("batman")); // too short to be two words of a name
+        assertEquals(List.of(), LinkText.splits("word1000")); // a number is no name's half
+        assertEquals(List.of(), LinkText.splits("pneumonoultramicroscopic"));
+        assertTrue(query("who directed the first Spiderman movie").contains("\"spider man\""));
+        Set<String> english = Set.of("high", "school", "spider", "man");
+        assertTrue(LinkText.typedCommonSqueezed(LinkText.tokens("highschool").get(0), english::contains));
+        assertFalse(LinkText.typedCommonSqueezed(LinkText.tokens("Spiderman").get(0), english::contains));
+        assertFalse(LinkText.typedCommonSqueezed(LinkText.tokens("florida").get(0), english::contains));
     }
 
     @Test
