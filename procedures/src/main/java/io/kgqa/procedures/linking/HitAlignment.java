@@ -307,8 +307,34 @@ final class HitAlignment {
                 && named.contains(List.of(c.start, c.end)));
     }
 
-    /** How a candidate's span says its entity's whole name (spelt, cased or inflected otherwise). */
-    private static final Set<String> WHOLE_NAME = Set.of("exact", "singular", "fulltext", "fuzzy");
+    /**
+     * How a candidate's span says its entity's whole name (spelt or cased otherwise). Not a singular: "braves"
+     * says the very words of "Atlanta Braves", and "Brave" only once its plural is undone.
+     */
+    private static final Set<String> WHOLE_NAME = Set.of("exact", "fulltext", "fuzzy");
+
+    /**
+     * A plural that another name holds as typed ("braves" of "Atlanta Braves", said without its common or other
+     * words) names that one before the singular it also spells ("Brave"): the singular's match drops to
+     * {@link LinkScoring#SINGULAR_BESIDE_PLURAL_NAME}, below a name said by its part. Returns the candidates
+     * with those replaced, in their order.
+     */
+    static List<Candidate> pluralsNameTheirHolders(java.util.Collection<Candidate> candidates) {
+        Set<List<Integer>> parts = new HashSet<>();
+        for (Candidate c : candidates) {
+            if ("head".equals(c.how) || "distinctive".equals(c.how)) {
+                parts.add(List.of(c.start, c.end));
+            }
+        }
+        List<Candidate> out = new ArrayList<>();
+        for (Candidate c : candidates) {
+            boolean yields = "singular".equals(c.how) && parts.contains(List.of(c.start, c.end))
+                    && c.match > LinkScoring.SINGULAR_BESIDE_PLURAL_NAME;
+            out.add(yields ? new Candidate(c.node, c.id, c.name, c.start, c.end, c.how,
+                    LinkScoring.SINGULAR_BESIDE_PLURAL_NAME, c.degree, c.types) : c);
+        }
+        return out;
+    }
 
     /** Letters a word needs to pick a name out alone: shorter ones ("al", "de") belong to too many. */
     static final int MIN_DISTINCTIVE_LETTERS = 3;

@@ -25,6 +25,8 @@ final class LinkScoring {
     static final double EXACT_OTHER_CASE = 0.96;
     /** A plural said for a singular name ("westerns" for "Western"): a little below an exact match. */
     static final double SINGULAR_MATCH = 0.93;
+    /** ... but below a name that holds the plural as typed ("Atlanta Braves" for "braves", before "Brave"). */
+    static final double SINGULAR_BESIDE_PLURAL_NAME = 0.7;
     /** Full text: the span's words are the name's words, punctuation aside ("Amelie" for "Amélie"). */
     static final double FULLTEXT_MATCH = 0.95;
     /** Full text: the same letters, spaced otherwise ("spiderman" for "Spider Man"): a little less sure. */

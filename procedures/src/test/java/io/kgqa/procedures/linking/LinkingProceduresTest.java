@@ -86,11 +86,13 @@ class LinkingProceduresTest {
                 CREATE (:Relation {kg: 'movies', name: 'directed_by'}), (:Relation {kg: 'movies', name: 'starred_actors'}),
                        (:Relation {kg: 'movies', name: 'has_tags'}), (:Relation {kg: 'movies', name: 'written_by'})
                 CREATE (:Entity {kg: 'other', id: 'Zardoz', name: 'Zardoz'})
-                CREATE (:KG {name: 'squeezed', status: 'complete', loaded_at: datetime('2023-01-01T00:00:00Z')})
-                CREATE (:Entity {kg: 'squeezed', id: 's1', name: 'Spider-Man'}),
-                       (:Entity {kg: 'squeezed', id: 's3', name: 'Spider-Man 3'}),
-                       (:Entity {kg: 'squeezed', id: 'fl', name: 'Florida'}),
-                       (:Entity {kg: 'squeezed', id: 'fr', name: 'Flo Rida'})
+                CREATE (:KG {name: 'typed', status: 'complete', loaded_at: datetime('2023-01-01T00:00:00Z')})
+                CREATE (:Entity {kg: 'typed', id: 's1', name: 'Spider-Man'}),
+                       (:Entity {kg: 'typed', id: 's3', name: 'Spider-Man 3'}),
+                       (:Entity {kg: 'typed', id: 'fl', name: 'Florida'}),
+                       (:Entity {kg: 'typed', id: 'fr', name: 'Flo Rida'}),
+                       (:Entity {kg: 'typed', id: 'br', name: 'Brave'}),
+                       (:Entity {kg: 'typed', id: 'ab', name: 'Atlanta Braves'})
                 CREATE (:Entity {kg: 'other', id: 'Heat (other)', name: 'Heat'})
                 """);
         neo4j.database().executeTransactionally("CALL db.awaitIndexes(60)");
@@ -173,12 +175,20 @@ class LinkingProceduresTest {
 
     @Test
     void aNameTypedWithoutItsSpaceOrHyphenIsFoundAndCountsAsOneWord() {
-        Map<String, Object> squeezed = Map.of("kg", "squeezed");
+        Map<String, Object> squeezed = Map.of("kg", "typed");
         // the index holds "Spider-Man" as two words: only the split phrases of "spiderman" find it
         assertEquals("Spider-Man", link("who directed the first spiderman movie", squeezed).get(0).get("name"));
         assertEquals("Spider-Man 3", link("who directed spiderman 3", squeezed).get(0).get("name"));
         // "florida" spells "Flo Rida" too, but said as one word it is the one-word name
         assertEquals("Florida", link("where is the time zone in florida", squeezed).get(0).get("name"));
+    }
+
+    @Test
+    void aPluralAnotherNameHoldsAsTypedNamesThatOneBeforeItsSingular() {
+        Map<String, Object> typed = Map.of("kg", "typed");
+        assertEquals("Atlanta Braves", link("when did braves win the world series", typed).get(0).get("name"));
+        assertEquals("Atlanta Braves", link("when did the Braves win", typed).get(0).get("name"));
+        assertEquals("Brave", link("who directed brave", typed).get(0).get("name"));
     }
 
     @Test
@@ -335,7 +345,7 @@ class LinkingProceduresTest {
         assertContains(errorOf(() -> link("q", Map.of("maxEntities", "three"))),
                 "config.maxEntities must be an integer, got the string 'three'");
         assertContains(errorOf(() -> link("q", Map.of("kg", "nokg"))),
-                "config.kg: no knowledge graph named 'nokg' is loaded (loaded: movies, other, squeezed)");
+                "config.kg: no knowledge graph named 'nokg' is loaded (loaded: movies, other, typed)");
         assertContains(errorOf(() -> link("q", Map.of("kg", ""))), "config.kg must be a non-empty string, got the string ''");
         assertContains(errorOf(() -> link("q", Map.of("kg", 5L))), "config.kg must be a non-empty string, got the number 5");
         assertContains(errorOf(() -> neo4j.rows("CALL kgqa.link.entities('q', {kg: 'movies'}, 3)", Map.of())),
@@ -458,7 +468,7 @@ class LinkingProceduresTest {
             assertEquals(" (none is loaded)", KnowledgeGraphs.known(tx));
         }
         try (Transaction tx = neo4j.database().beginTx()) {
-            assertEquals(" (loaded: movies, other, squeezed)", KnowledgeGraphs.known(tx));
+            assertEquals(" (loaded: movies, other, typed)", KnowledgeGraphs.known(tx));
             IllegalArgumentException blank = assertThrows(IllegalArgumentException.class,
                     () -> KnowledgeGraphs.require(tx, null, "kg"));
             assertEquals("kg must be the name of a loaded KG, got null", blank.getMessage());
