@@ -187,7 +187,7 @@ public final class EntityLinker {
         for (Candidate c : index.exact(tokens, hasCase)) {
             add(candidates, c);
         }
-        String query = FulltextQuery.of(tokens, content);
+        String query = FulltextQuery.of(tokens, content, learned()::commonInEnglish);
         if (!query.isEmpty()) {
             for (Candidate c : HitAlignment.align(index.fulltextHits(query), tokens, learned()::commonInNames,
                     learned()::commonInEnglish)) {

@@ -5,6 +5,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /** The one Lucene query a question makes of the {@code entity_name} full-text index, every word escaped. */
@@ -30,6 +31,14 @@ final class FulltextQuery {
      * "Chéri"), always escaped.
      */
     static String of(List<Token> tokens, boolean[] content) {
+        return of(tokens, content, word -> false);
+    }
+
+    /**
+     * As {@link #of(List, boolean[])}; a common English word ({@code english}: "international") is not also
+     * looked for as two words, which would only make the query longer.
+     */
+    static String of(List<Token> tokens, boolean[] content, Predicate<String> english) {
         boolean any = false;
         for (boolean c : content) {
             any |= c;
@@ -58,7 +67,7 @@ final class FulltextQuery {
                 for (String singular : NameSimilarity.singulars(t.norm())) {
                     terms.add(escape(singular));
                 }
-                for (String phrase : LinkText.splits(t.norm())) {
+                for (String phrase : english.test(t.norm()) ? List.<String>of() : LinkText.splits(t.norm())) {
                     if (terms.size() < MAX_QUERY_TERMS) {
                         terms.add("\"" + phrase + "\"");
                     }

@@ -228,6 +228,10 @@ class EntityLinkerTest {
         assertEquals(List.of(), LinkText.splits("word1000")); // a number is no name's half
         assertEquals(List.of(), LinkText.splits("pneumonoultramicroscopic"));
         assertTrue(query("who directed the first Spiderman movie").contains("\"spider man\""));
+        List<LinkText.Token> tokens = LinkText.tokens("which international spiderman");
+        String withEnglish = FulltextQuery.of(tokens, LinkText.content(tokens, STOP), Set.of("international")::contains);
+        assertFalse(withEnglish.contains("\"inter national\"")); // a common word is not split ...
+        assertTrue(withEnglish.contains("\"spider man\"")); // ... a name typed as one word is
         Set<String> english = Set.of("high", "school", "spider", "man");
         assertTrue(LinkText.typedCommonSqueezed(LinkText.tokens("highschool").get(0), english::contains));
         assertFalse(LinkText.typedCommonSqueezed(LinkText.tokens("Spiderman").get(0), english::contains));
