@@ -195,11 +195,7 @@ public final class EntityLinker {
             }
         }
         HitAlignment.dropPartsThatAreNames(candidates.values());
-        List<Candidate> found = HitAlignment.pluralsNameTheirHolders(candidates.values());
-        candidates.clear();
-        for (Candidate c : found) {
-            candidates.put(List.of(c.id, c.start, c.end), c);
-        }
+        HitAlignment.pluralsNameTheirHolders(candidates);
         for (Candidate c : index.initials(tokens, content, hasCase, learned())) {
             add(candidates, c);
         }

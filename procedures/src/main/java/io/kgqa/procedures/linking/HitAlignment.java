@@ -316,24 +316,21 @@ final class HitAlignment {
     /**
      * A plural that another name holds as typed ("braves" of "Atlanta Braves", said without its common or other
      * words) names that one before the singular it also spells ("Brave"): the singular's match drops to
-     * {@link LinkScoring#SINGULAR_BESIDE_PLURAL_NAME}, below a name said by its part. Returns the candidates
-     * with those replaced, in their order.
+     * {@link LinkScoring#SINGULAR_BESIDE_PLURAL_NAME}, below a name said by its part. Replaces those candidates
+     * in place, keeping their order.
      */
-    static List<Candidate> pluralsNameTheirHolders(java.util.Collection<Candidate> candidates) {
+    static <K> void pluralsNameTheirHolders(Map<K, Candidate> candidates) {
         Set<List<Integer>> parts = new HashSet<>();
-        for (Candidate c : candidates) {
+        for (Candidate c : candidates.values()) {
             if ("head".equals(c.how) || "distinctive".equals(c.how)) {
                 parts.add(List.of(c.start, c.end));
             }
         }
-        List<Candidate> out = new ArrayList<>();
-        for (Candidate c : candidates) {
-            boolean yields = "singular".equals(c.how) && parts.contains(List.of(c.start, c.end))
-                    && c.match > LinkScoring.SINGULAR_BESIDE_PLURAL_NAME;
-            out.add(yields ? new Candidate(c.node, c.id, c.name, c.start, c.end, c.how,
-                    LinkScoring.SINGULAR_BESIDE_PLURAL_NAME, c.degree, c.types) : c);
-        }
-        return out;
+        candidates.replaceAll((key, c) -> "singular".equals(c.how) && parts.contains(List.of(c.start, c.end))
+                && c.match > LinkScoring.SINGULAR_BESIDE_PLURAL_NAME
+                ? new Candidate(c.node, c.id, c.name, c.start, c.end, c.how, LinkScoring.SINGULAR_BESIDE_PLURAL_NAME,
+                        c.degree, c.types)
+                : c);
     }
 
     /** Letters a word needs to pick a name out alone: shorter ones ("al", "de") belong to too many. */

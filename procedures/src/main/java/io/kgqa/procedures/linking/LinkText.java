@@ -345,12 +345,14 @@ final class LinkText {
     /**
      * A word as the two words of a name typed without the space or hyphen between them ("spiderman" for
      * "Spider-Man", "superbowl" for "Super Bowl"): every split into halves of at least {@value #MIN_SPLIT_PART}
-     * letters, as Lucene phrases. The index holds such names as two words, so the word alone never finds them;
-     * {@link HitAlignment} then matches the name's letters squeezed ({@link FulltextQuery} looks for them). Letters only: a number is no name's half.
+     * letters, space-separated. The index holds such names as two words, so the word alone never finds them:
+     * {@link FulltextQuery} asks for each split as a phrase, and {@link HitAlignment} matches the name's letters
+     * squeezed. Letters only: a number is no name's half.
      */
     static List<String> splits(String word) {
         int length = word.length();
-        if (length < MIN_SPLIT_LETTERS || length > MAX_SPLIT_LETTERS || !word.chars().allMatch(c -> c >= 'a' && c <= 'z')) {
+        if (length < MIN_SPLIT_LETTERS || length > MAX_SPLIT_LETTERS
+                || !word.chars().allMatch(c -> c >= 'a' && c <= 'z')) {
             return List.of();
         }
         List<String> phrases = new ArrayList<>();

@@ -173,22 +173,25 @@ class LinkingProceduresTest {
         assertEquals("Schindler's List|exact|Schindler's List", top("who wrote Schindler's List"));
     }
 
+    /** The best-linked name in the KG 'typed' (names as people type them). */
+    private Object topTyped(String question) {
+        return link(question, Map.of("kg", "typed")).get(0).get("name");
+    }
+
     @Test
     void aNameTypedWithoutItsSpaceOrHyphenIsFoundAndCountsAsOneWord() {
-        Map<String, Object> squeezed = Map.of("kg", "typed");
         // the index holds "Spider-Man" as two words: only the split phrases of "spiderman" find it
-        assertEquals("Spider-Man", link("who directed the first spiderman movie", squeezed).get(0).get("name"));
-        assertEquals("Spider-Man 3", link("who directed spiderman 3", squeezed).get(0).get("name"));
+        assertEquals("Spider-Man", topTyped("who directed the first spiderman movie"));
+        assertEquals("Spider-Man 3", topTyped("who directed spiderman 3"));
         // "florida" spells "Flo Rida" too, but said as one word it is the one-word name
-        assertEquals("Florida", link("where is the time zone in florida", squeezed).get(0).get("name"));
+        assertEquals("Florida", topTyped("where is the time zone in florida"));
     }
 
     @Test
     void aPluralAnotherNameHoldsAsTypedNamesThatOneBeforeItsSingular() {
-        Map<String, Object> typed = Map.of("kg", "typed");
-        assertEquals("Atlanta Braves", link("when did braves win the world series", typed).get(0).get("name"));
-        assertEquals("Atlanta Braves", link("when did the Braves win", typed).get(0).get("name"));
-        assertEquals("Brave", link("who directed brave", typed).get(0).get("name"));
+        assertEquals("Atlanta Braves", topTyped("when did braves win the world series"));
+        assertEquals("Atlanta Braves", topTyped("when did the Braves win"));
+        assertEquals("Brave", topTyped("who directed brave"));
     }
 
     @Test
