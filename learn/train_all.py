@@ -77,6 +77,9 @@ class Splits:
     route: dict[str, list[LabelledQuestion]] = field(default_factory=dict)  # pool name -> questions
     linker_train: list[LabelledQuestion] = field(default_factory=list)
     linker_validation: list[LabelledQuestion] = field(default_factory=list)
+    # FRAG's ranker's: synthesised questions of every chain, whatever the labelled ones ask
+    ranker_train: list[LabelledQuestion] = field(default_factory=list)
+    ranker_validation: list[LabelledQuestion] = field(default_factory=list)
 
 
 PHRASE_CHECK = 150  # held-out questions that decide whether SimGRAG keeps its learned phrases
@@ -267,6 +270,7 @@ def _train_parts(
     splits.scorer_train = scorer_questions(lab_train, syn_train, options.path_scorer_questions, options.seed)
     splits.linker_train = lab_train + syn_train  # every topic, whatever chain its question asks
     splits.linker_validation = lab_validation or syn_validation
+    splits.ranker_train, splits.ranker_validation = syn_train, syn_validation
     if labelled:
         # the KG's own questions say which chains people ask; synthesised questions add wordings of those
         asked = {chain_key(q.chain) for q in labelled if q.chain}
@@ -378,26 +382,43 @@ def _train_parts(
         )
         notes.append(f"{stored} relation chains embedded ahead of the questions")
         metrics: dict[str, float] = {}
+        fit_how = ""
         if lab_train and lab_validation:
             from kgqa.learn.frag_ranker import fit_ranker, learn_asked_steps
 
             ranker = replace(ranker, asked_steps=learn_asked_steps(lab_train))
             save_ranker(kg, ranker)
             notes.append(f"learned the steps that {len(ranker.asked_steps)} kinds of question end with")
-            fit = fit_ranker(driver, kg, lab_train, lab_validation, ranker, options.seed, log)
+            fit = fit_ranker(
+                driver,
+                kg,
+                lab_train,
+                lab_validation,
+                ranker,
+                splits.ranker_train,
+                splits.ranker_validation,
+                options.seed,
+                log,
+            )
             metrics = {
                 "gold_chain_first_default": fit.accuracy_default,
                 "gold_chain_first_fitted": fit.accuracy_fitted,
             }
+            for pool, (default, fitted) in fit.pools.items():
+                key = pool.replace(" ", "_").replace("-", "_")
+                metrics[f"gold_chain_first_{key}_default"] = round(default, 4)
+                metrics[f"gold_chain_first_{key}_fitted"] = round(fitted, 4)
+            fit_how = fit.how if fit.kept else ""
             if fit.kept:
                 save_ranker(
-                    kg, replace(ranker, weights=fit.weights, learned_on=f"{fit.questions} labelled questions")
+                    kg,
+                    replace(
+                        ranker,
+                        weights=fit.weights,
+                        learned_on=f"{fit.questions} questions ({fit.how})",
+                    ),
                 )
-        notes.append(
-            "weights fitted on labelled questions"
-            if metrics.get("gold_chain_first_fitted", 0) > metrics.get("gold_chain_first_default", 0)
-            else "default weights"
-        )
+        notes.append(f"weights fitted ({fit_how})" if fit_how else "default weights")
         parts["frag"] = PartReport(done(), len(steps), metrics, notes)
     if "path_scorer" in wanted:
         from kgqa.training.path_scorer import PathScorerConfig, train_path_scorer
