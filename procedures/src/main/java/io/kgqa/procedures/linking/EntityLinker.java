@@ -218,7 +218,10 @@ public final class EntityLinker {
         boolean[] ordinary = new boolean[tokens.size()];
         boolean[] squeezedCommon = new boolean[tokens.size()];
         for (int k = 0; k < tokens.size(); k++) {
-            ordinary[k] = LinkText.typedCommon(tokens.get(k), learned()::commonInEnglish);
+            // a year right after a word ("governor of indiana 2012") says when; after "in" or "from" it is
+            // as often the topic ("movies released in 1954": the KG's year)
+            ordinary[k] = LinkText.typedCommon(tokens.get(k), learned()::commonInEnglish)
+                    || (LinkText.typedYear(tokens.get(k)) && k > 0 && content[k - 1]);
             squeezedCommon[k] = LinkText.typedCommonSqueezed(tokens.get(k), learned()::commonInEnglish);
         }
         LinkScoring.yieldToNames(candidates.values(), ordinary, squeezedCommon, tokens);

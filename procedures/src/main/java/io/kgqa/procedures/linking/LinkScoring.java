@@ -85,6 +85,12 @@ final class LinkScoring {
      * question: the question asks about the name, and the ordinary words say what of it.
      */
     static final double ORDINARY_WORDS_BESIDE_NAME = 0.8;
+    /**
+     * The same with an article, right before the name: they say what kind of thing it is ("the band
+     * radiohead"), and a namesake of theirs ("The Band") is not a second topic. Without the article the
+     * words are as often a name of their own ("maryland senators", "connecticut 2010").
+     */
+    static final double ORDINARY_WORDS_BEFORE_NAME = 0.5;
     /** The question uses a word of one of the entity's relations ("star" -> starred_actors): decides namesakes. */
     static final double RELATION_CUE = 1.03;
 
@@ -205,7 +211,8 @@ final class LinkScoring {
     /**
      * Lowers every candidate whose span is ordinary words only ({@code ordinary}: per token, a common English
      * word typed as one) when a candidate that is not, on other words, scores {@link #MIN_SCORE}: the name is
-     * the topic ("the prime minister of ethiopia"). A question of ordinary words only keeps its scores.
+     * the topic ("the prime minister of ethiopia"), and more when they come right before it with an
+     * article ("the band radiohead"). A question of ordinary words only keeps its scores.
      */
     static void yieldToNames(Collection<Candidate> candidates, boolean[] ordinary) {
         yieldToNames(candidates, ordinary, new boolean[ordinary.length], List.of());
@@ -228,12 +235,18 @@ final class LinkScoring {
         }
         for (Candidate c : candidates) {
             if (c.ordinary) {
+                double factor = 1.0;
                 for (Candidate name : names) {
-                    if (name.end <= c.start || c.end <= name.start) {
-                        c.score *= ORDINARY_WORDS_BESIDE_NAME;
+                    if (c.end == name.start && c.start < tokens.size()
+                            && DETERMINERS.contains(tokens.get(c.start).norm())) {
+                        factor = ORDINARY_WORDS_BEFORE_NAME;
                         break;
                     }
+                    if (name.end <= c.start || c.end <= name.start) {
+                        factor = ORDINARY_WORDS_BESIDE_NAME;
+                    }
                 }
+                c.score *= factor;
             }
         }
     }

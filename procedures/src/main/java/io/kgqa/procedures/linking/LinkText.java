@@ -379,6 +379,24 @@ final class LinkText {
         return false;
     }
 
+    /**
+     * A year ("2012"). Typed right after a name it says when, as ordinary words say what ("governor of indiana
+     * 2012"), and the entity it names exactly (a film called "2012") is rarely the topic.
+     */
+    static boolean typedYear(Token token) {
+        String t = token.norm();
+        if (t.length() != 4) {
+            return false;
+        }
+        for (int i = 0; i < 4; i++) {
+            if (!Character.isDigit(t.charAt(i))) {
+                return false;
+            }
+        }
+        int year = Integer.parseInt(t);
+        return year >= 1000 && year <= 2099;
+    }
+
     static boolean startsWithDigit(String text) {
         return !text.isEmpty() && Character.isDigit(text.codePointAt(0));
     }

@@ -239,6 +239,16 @@ class EntityLinkerTest {
     }
 
     @Test
+    void aYearSaysWhenLikeOrdinaryWords() {
+        List<LinkText.Token> tokens = LinkText.tokens("who is the governor of indiana 2012");
+        assertTrue(LinkText.typedYear(tokens.get(6)));
+        assertFalse(LinkText.typedYear(tokens.get(5)));
+        assertFalse(LinkText.typedYear(LinkText.tokens("24").get(0))); // not four digits
+        assertFalse(LinkText.typedYear(LinkText.tokens("9999").get(0))); // not a year anyone asks of
+        assertFalse(LinkText.typedYear(LinkText.tokens("1o00").get(0)));
+    }
+
+    @Test
     void aCommonWordTypedInLowerCaseIsThatWordNotAName() {
         Set<String> english = Set.of("singer", "movie", "the", "of", "lead");
         List<LinkText.Token> singer = LinkText.tokens("where was the lead singer of aerosmith born");

@@ -5,7 +5,9 @@ import static io.kgqa.procedures.linking.LinkScoring.HEAD_IN_LOWER_CASE;
 import static io.kgqa.procedures.linking.LinkScoring.NEXT_TO_CONTENT_WORD;
 import static io.kgqa.procedures.linking.LinkScoring.NOT_CAPITALISED;
 import static io.kgqa.procedures.linking.LinkScoring.ONE_WORD_PENALTY;
+import static io.kgqa.procedures.linking.LinkScoring.ORDINARY_WORDS_BEFORE_NAME;
 import static io.kgqa.procedures.linking.LinkScoring.ORDINARY_WORDS_BESIDE_NAME;
+import static io.kgqa.procedures.linking.LinkScoring.SECONDARY_RATIO;
 import static io.kgqa.procedures.linking.LinkScoring.QUESTION_WORDS_CAPITALISED;
 import static io.kgqa.procedures.linking.LinkScoring.QUESTION_WORDS_ONLY;
 import static io.kgqa.procedures.linking.LinkScoring.RELATION_CUE;
@@ -123,6 +125,38 @@ class LinkScoringTest {
         // one word said: the one-word penalty applies although the name has two
         assertEquals(lengthPart(0.9, 9, 1) * CAPITALISED,
                 score("what is Microsoft", candidate("Microsoft Corporation", 2, 3, "head", 0.9)));
+    }
+
+    @Test
+    void ordinaryWordsRightBeforeANameSayWhatKindItIs() {
+        String question = "who plays in the band radiohead";
+        boolean[] ordinary = {true, true, true, true, true, false};
+        Candidate theBand = candidate("The Band", 3, 5, "exact", 1.0);
+        Candidate radiohead = candidate("Radiohead", 5, 6, "exact", 1.0);
+        double alone = score(question, theBand);
+        double name = score(question, radiohead);
+        LinkScoring.yieldToNames(List.of(theBand, radiohead), ordinary, new boolean[6], LinkText.tokens(question));
+        assertEquals(alone * ORDINARY_WORDS_BEFORE_NAME, theBand.score);
+        assertEquals(name, radiohead.score);
+        assertTrue(theBand.score < radiohead.score * SECONDARY_RATIO, "no second topic: " + theBand.score);
+        // after the name, they are ordinary words beside it ("radiohead the band" is rare, and says less)
+        Candidate after = candidate("The Band", 1, 3, "exact", 1.0);
+        Candidate first = candidate("Radiohead", 0, 1, "exact", 1.0);
+        String reversed = "radiohead the band members";
+        double afterAlone = score(reversed, after);
+        score(reversed, first);
+        LinkScoring.yieldToNames(List.of(after, first), new boolean[] {false, true, true, true}, new boolean[4],
+                LinkText.tokens(reversed));
+        assertEquals(afterAlone * ORDINARY_WORDS_BESIDE_NAME, after.score);
+        // without an article, ordinary words before a name are as often a name of their own ("maryland senators")
+        Candidate maryland = candidate("Maryland", 4, 5, "exact", 1.0);
+        Candidate senators = candidate("Senators", 5, 6, "exact", 1.0);
+        String states = "who are the current maryland senators";
+        double marylandAlone = score(states, maryland);
+        score(states, senators);
+        LinkScoring.yieldToNames(List.of(maryland, senators), new boolean[] {true, true, true, true, true, false},
+                new boolean[6], LinkText.tokens(states));
+        assertEquals(marylandAlone * ORDINARY_WORDS_BESIDE_NAME, maryland.score);
     }
 
     @Test

@@ -195,6 +195,40 @@ class LinkingProceduresTest {
     }
 
     @Test
+    void wordsThatSayWhenOrWhatKindAreNotTheTopic() throws IOException {
+        // the common English words of this KG's linker, as training writes them
+        Path words = models.resolve("kgs/kinds/linking/" + LinkingWords.FILE);
+        Files.createDirectories(words.getParent());
+        Files.writeString(words, "{\"common_words\": [\"the\", \"band\", \"who\", \"plays\", \"in\", \"was\", "
+                + "\"governor\", \"of\", \"florida\"], \"entities\": 4}");
+        try (Transaction tx = neo4j.database().beginTx()) { // never committed
+            kg(tx, "kinds", "complete", "2023-01-01T00:00:00Z");
+            tx.execute("""
+                    CREATE (:Entity {kg: 'kinds', id: 'y12', name: '2012'}),
+                           (:Entity {kg: 'kinds', id: 'fl', name: 'Florida'}),
+                           (:Entity {kg: 'kinds', id: 'tb', name: 'The Band'}),
+                           (:Entity {kg: 'kinds', id: 'rh', name: 'Radiohead'})
+                    """);
+            tx.execute("CALL db.awaitIndexes(60)");
+            // a year beside a name says when, as ordinary words say what: the film named "2012" is not the topic
+            assertEquals(List.of("fl", "y12"), linkedIds(tx, "who was the governor of florida 2012"));
+            // after "in" it is as often the topic itself (a KG whose years are values many facts share)
+            assertEquals(List.of("y12", "fl"), linkedIds(tx, "which governor of florida was elected in 2012"));
+            // "the band" right before a name says what it is: "The Band" is no second topic
+            assertEquals(List.of("rh"), linkedIds(tx, "who plays in the band radiohead"));
+        } finally {
+            Files.deleteIfExists(words);
+        }
+    }
+
+    private static List<String> linkedIds(Transaction tx, String question) {
+        List<String> rows = new ArrayList<>();
+        tx.execute("CALL kgqa.link.entities($q, {kg: 'kinds'}) YIELD id RETURN id", Map.of("q", question))
+                .forEachRemaining(r -> rows.add((String) r.get("id")));
+        return rows;
+    }
+
+    @Test
     void aOneLetterTypoIsLinkedAsFuzzy() {
         assertEquals(List.of("Chopper|fuzzy|Choper"), linked("who directed Choper"));
         assertEquals("The Godfather Part II|fuzzy|The Godfathr Part II", top("who directed The Godfathr Part II"));
