@@ -53,7 +53,7 @@ MIN_ASKED = 20  # labelled questions asking for one kind before the steps they e
 L2 = 0.05
 MIN_GAIN = 0.01  # what the fitted weights must add to the validation pools' mean before they are kept
 STEPS = 400
-RATE = 0.5
+MARGIN_RATE = 0.5
 SOFTMAX_RATE = 0.5
 # how far the gold chain must score above the best other one before a question stops pulling: chosen on
 # the validation pools of a KG trained with WebQSP train (at 0.05 and 0.1 the synthesised two-hop pool
@@ -72,7 +72,7 @@ class RankerFit:
     kept: bool
     # per validation pool ("labelled", "synthesised one-hop", ...): (default, fitted) gold chain first
     pools: dict[str, tuple[float, float]] = field(default_factory=dict)
-    how: str = ""  # which fit the validation pools chose
+    how: str = ""  # which fit: the softmax on labelled questions, or the margin with synthesised pools
 
 
 def _topics(q: LabelledQuestion) -> list[LinkedEntity]:
@@ -129,7 +129,7 @@ def _fit_margin(pools: Sequence[Pool], start: np.ndarray) -> np.ndarray:
                 rival = int(np.argmax(z))
                 if gold - z[rival] < MARGIN:
                     grad += (f[g] - f[rival]) / (len(pool) * len(pools))
-        w += RATE * grad
+        w += MARGIN_RATE * grad
     return w
 
 
