@@ -27,7 +27,8 @@ from urllib.parse import unquote
 
 import pyoxigraph as ox
 from kgqa.core.errors import BadInput
-from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, given_files, words
+from kgqa.core.relation_text import name_words
+from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, given_files
 from kgqa.loaders.rdf import (
     RDF_SUFFIXES,
     english_label,
@@ -103,8 +104,8 @@ def default_name(iri: str) -> str:
 def relation_text(name: str) -> str:
     prefix, sep, local = name.partition(":")
     if sep and prefix in PREFIXES:
-        return words(local)
-    return words(default_name(name))
+        return name_words(local)
+    return name_words(default_name(name))
 
 
 def plan(paths: list[Path]) -> InputPlan:

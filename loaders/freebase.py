@@ -38,8 +38,9 @@ from pathlib import Path
 
 import pyoxigraph as ox
 from kgqa.core.errors import BadInput
+from kgqa.core.relation_text import name_words
 from kgqa.loaders.inputs import inner_suffix, open_dump
-from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, numbered_lines, words
+from kgqa.loaders.plan import InputFile, InputPlan, ParseContext, identity, numbered_lines
 from kgqa.loaders.rdf import (
     RDF_SUFFIXES,
     english_label,
@@ -156,7 +157,7 @@ def _rdf_plan(paths: list[Path]) -> InputPlan:
         ],
         default_kg="freebase",
         default_name=identity,
-        relation_text=words,
+        relation_text=name_words,
     )
 
 
@@ -175,7 +176,7 @@ def _fb15k_plan(paths: list[Path], names: Path | None, directory: Path) -> Input
         files=files,
         default_kg=default_kg,
         default_name=identity,
-        relation_text=words,
+        relation_text=name_words,
         notes=notes,
     )
 
@@ -189,7 +190,7 @@ def _json_plan(paths: list[Path]) -> InputPlan:
         files=[InputFile(p, parse_question_triples, JSON_DESCRIPTION) for p in paths],
         default_kg=default_kg,
         default_name=identity,
-        relation_text=words,
+        relation_text=name_words,
     )
 
 

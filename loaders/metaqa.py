@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kgqa.core.errors import BadInput
+from kgqa.core.relation_text import name_words
 from kgqa.loaders.plan import (
     InputFile,
     InputPlan,
@@ -14,7 +15,6 @@ from kgqa.loaders.plan import (
     given_files,
     identity,
     numbered_lines,
-    words,
 )
 from kgqa.loaders.records import Fact, Issue, Record, value_problem
 
@@ -31,7 +31,7 @@ def plan(paths: list[Path]) -> InputPlan:
         files=[InputFile(f, parse_kb, DESCRIPTION, line_based=True) for f in files],
         default_kg="metaqa",
         default_name=identity,
-        relation_text=words,
+        relation_text=name_words,
     )
 
 

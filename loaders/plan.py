@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,17 +76,6 @@ def given_files(
 
 def identity(value: str) -> str:
     return value
-
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def words(name: str) -> str:
-    """Readable words of a relation name: 'directed_by' -> 'directed by', 'birthPlace' -> 'birth place',
-    'location.country.languages_spoken' -> 'location country languages spoken'."""
-    text = _CAMEL.sub(" ", name)
-    text = re.sub(r"[._/#:\-]+", " ", text)
-    return " ".join(text.split()).lower()
 
 
 def numbered_lines(path: Path, ctx: ParseContext) -> Iterator[tuple[int, str]]:

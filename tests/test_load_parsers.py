@@ -10,10 +10,11 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 from kgqa.core.errors import KgqaError
+from kgqa.core.relation_text import name_words
 from kgqa.loaders import dbpedia, freebase, metaqa
 from kgqa.loaders.bulk import BulkStager, prepare
 from kgqa.loaders.pipeline import plan_input
-from kgqa.loaders.plan import InputPlan, ParseContext, words
+from kgqa.loaders.plan import InputPlan, ParseContext
 from kgqa.loaders.progress import Progress
 from kgqa.loaders.records import Fact, IssueSink, Label, ParseStats, Record
 from kgqa.loaders.spool import escape, unescape
@@ -296,10 +297,11 @@ def test_dbpedia_relation_names_recover_the_iri_exactly() -> None:
 
 
 def test_relation_words() -> None:
-    assert words("directed_by") == "directed by"
-    assert words("location.country.languages_spoken") == "location country languages spoken"
+    # what the loaders store as a relation's text: its name in words, dotted domain included
+    assert name_words("directed_by") == "directed by"
+    assert name_words("location.country.languages_spoken") == "location country languages spoken"
     assert (
-        words("people.person.spouse_s..people.marriage.type_of_union")
+        name_words("people.person.spouse_s..people.marriage.type_of_union")
         == "people person spouse s people marriage type of union"
     )
 
