@@ -7,7 +7,8 @@ For each question of the set (its topic given, masked where the linker finds it)
 steps walkable from the topic is ranked: by the KG's fine-tuned scorer, and by the stock all-MiniLM-L6-v2
 encoder (the same texts, not fine-tuned). Reports, per kind of question, the share whose first chain is the
 set's own chain (*chain@1*) and whose first chain reaches a gold answer (*reaches@1*). Read the held-out
-part; tune on the tune part only.
+part; tune on the tune part only. ``--show-misses N`` lists N questions whose own chain is not first: where
+it ranks among the walkable chains, and the chain that is first (on the tune part, to see what to fix).
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def main() -> None:
     parser.add_argument("--kg", required=True)
     parser.add_argument("--set", type=Path, required=True)
     parser.add_argument("--part", default="tune", choices=["tune", "heldout", "all"])
+    parser.add_argument(
+        "--show-misses",
+        type=int,
+        default=0,
+        metavar="N",
+        help="list N questions whose own chain the scorer does not rank first: where it ranks, and what does",
+    )
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.set.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if args.part == "all" or r["part"] == args.part]
@@ -44,6 +52,7 @@ def main() -> None:
     scorer = PathScorer(directory)
     stock = OnnxEncoder()
     tally: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    misses: list[str] = []
     with open_driver() as driver:
         for row in track(rows, description="ranking chains", transient=True):
             # a set that names its topics and answers (MetaQA's) is read by the KG's ids for those names
@@ -61,6 +70,8 @@ def main() -> None:
             query = stock.embed_one(scorer_query(row["question"], spans))
             frozen = chains[int(np.argmax(stock.embed([chain_text(c) for c in chains]) @ query))]
             reaches = {w.chain for w in walkable if w.hits}
+            if gold is not None and ranked[0][0] != gold:
+                misses.append(_miss(row["question"], gold, ranked, reaches))
             for kind in (row["kind"], "all"):
                 tune: dict[str, Any] = tally[kind]
                 tune["chain@1 scorer"].append(float(ranked[0][0] == gold))
@@ -74,6 +85,21 @@ def main() -> None:
     for kind, figures in sorted(tally.items()):
         n = len(figures[columns[0]])
         print(f"| {kind} | {n} | " + " | ".join(f"{np.mean(figures[c]):.3f}" for c in columns) + " |")
+    if args.show_misses:
+        print(f"\n{len(misses)} questions whose own chain is not first; the first {args.show_misses}:\n")
+        print("\n".join(misses[: args.show_misses]))
+
+
+def _miss(question: str, gold: tuple, ranked: list, reaches: set) -> str:
+    """One question whose own chain the scorer does not rank first: where it ranks, and the chain first."""
+    place = next((i + 1 for i, (chain, _c, _p) in enumerate(ranked) if chain == gold), None)
+    first, cosine, _probability = ranked[0]
+    where = f"ranked {place} of {len(ranked)}" if place else f"not walkable among {len(ranked)}"
+    reached = "reaches a gold answer" if first in reaches else "reaches none"
+    return (
+        f"- {question} | own chain `{chain_text(gold)}` {where} | first `{chain_text(first)}` "
+        f"(cosine {cosine:.3f}, {reached})"
+    )
 
 
 def _ids(driver: Any, kg: str, names: list[str]) -> list[str]:
