@@ -269,6 +269,18 @@ def test_sgrag_asked_where_does_not_answer_with_people(fb15k: str, driver: Any) 
     assert unfiltered.trace.people_dropped == 0
 
 
+def test_the_kinds_a_step_arrives_at_are_read_off_the_kg(fb15k: str, driver: Any) -> None:
+    """The path scorer's synthesised questions name their answer's kind ("which country"): the kinds are the
+    head types most of a step's arrivals have."""
+    from kgqa.training.answer_types import arrival_kinds
+
+    birth = ("people.person.place_of_birth", "out")
+    born_here = ("people.person.place_of_birth", "in")
+    kinds = arrival_kinds(driver, fb15k, [birth, born_here, ("film.film.country", "out")])
+    assert "location" in kinds[birth] and "person" in kinds[born_here] and "person" not in kinds[birth]
+    assert "country" in kinds[("film.film.country", "out")]
+
+
 def test_sgrag_lowers_the_chains_whose_ends_are_not_the_kind_asked(fb15k: str, driver: Any) -> None:
     """For "what channel", the KG's relation names say what each end is (a TV network, a language), and the
     chains whose ends are of another kind than the one asked lose probability; the others keep theirs."""

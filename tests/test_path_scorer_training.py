@@ -29,6 +29,10 @@ def test_the_path_scorer_learns_the_chains_nobody_labelled_from_synthesised_ques
     assert len(scorer_questions([], synthesised, 2000, seed=7)) == 2000  # no labels: any chain
     assert scorer_questions(labelled, [], 2000, seed=7) == scorer_questions(labelled, [], 2000, seed=7)
     assert len(scorer_questions(labelled, [], 2000, seed=7)) == 2000
+    # every round trip ("other films of X's director") is kept: the synthesiser walks few of them
+    trip = LabelledQuestion("t", ("t",), ("t",), ("a",), (("d", "out"), ("d", "in")), "synthesised")
+    with_trips = scorer_questions([], synthesised + [trip] * 30, 500, seed=7)
+    assert len(with_trips) == 500 and sum(q is trip for q in with_trips) == 30
 
 
 def test_the_cosine_floor_leaves_the_learned_share_of_held_out_questions_below_it() -> None:

@@ -12,8 +12,15 @@ from kgqa.core.chains import chain_key, is_round_trip, parse_chain_key
 from kgqa.core.errors import KgqaError
 from kgqa.core.question_words import asked_for
 from kgqa.core.relation_text import asked_role, chain_text, relation_words, step_text
-from kgqa.training.questions import _read_bracket_tsv, question_files, read_raw, webqsp_chain
-from kgqa.training.wording import FAMILIES, word_question
+from kgqa.training.questions import (
+    LabelledQuestion,
+    _read_bracket_tsv,
+    question_files,
+    read_raw,
+    webqsp_chain,
+)
+from kgqa.training.synthesis import SOURCE, as_people_ask
+from kgqa.training.wording import FAMILIES, word_kind_question, word_question, word_round_trip
 
 
 def test_chain_keys_round_trip_and_refuse_what_is_not_one() -> None:
@@ -82,6 +89,55 @@ def test_wordings_come_in_two_families_and_name_the_topic() -> None:
             assert "memento" in wording.text.lower() and wording.family == family
             seen[family].add(wording.template)
     assert not seen["A"] & seen["B"]  # the route's family is worded by templates no model saw
+
+
+def test_kind_wordings_name_what_is_asked_and_keep_the_topic() -> None:
+    chain = (("location.location.adjoin_s..location.adjoining_relationship.adjoins", "out"),)
+    rng = random.Random(5)
+    for _ in range(20):
+        wording = word_kind_question(chain, "Spain", "country", rng)
+        assert "country" in wording.text.lower() and "spain" in wording.text.lower() and wording.family == "A"
+
+
+def test_a_kind_that_most_steps_arrive_at_is_not_asked_for() -> None:
+    from kgqa.training.answer_types import specific_kinds
+
+    kinds = {(f"r{i}", "out"): ("topic", f"kind{i % 5}", "person") for i in range(10)}
+    kinds[("r0", "in")] = ("topic",)
+    kinds[("r1", "in")] = ("person", "film", "actor", "award nominee")
+    specific = specific_kinds(kinds, broad_share=0.5, most=3)
+    assert ("r0", "in") not in specific  # nothing left to ask for
+    assert specific[("r3", "out")] == ("kind3",)  # "topic" and "person" name more than half of the steps
+    assert specific[("r1", "in")] == ("film", "actor", "award nominee")
+
+
+def test_only_synthesised_questions_whose_step_has_a_kind_are_worded_again() -> None:
+    step = ("location.location.adjoin_s..location.adjoining_relationship.adjoins", "out")
+    other = ("people.person.place_of_birth", "out")
+
+    def question(text: str, chain: tuple, source: str) -> LabelledQuestion:
+        return LabelledQuestion(text, ("m.1",), ("Spain",), ("m.2",), chain, source, "A")
+
+    questions = [question(f"q{i} Spain", (step,), SOURCE) for i in range(40)]
+    questions += [question("labelled Spain", (step,), "f.csv:3"), question("birth Spain", (other,), SOURCE)]
+    named = as_people_ask(questions, {step: ("country",)}, share=0.5, seed=1)
+    changed = [b for a, b in zip(questions, named, strict=True) if a.text != b.text]
+    assert 8 <= len(changed) <= 32  # about half of the 40 that can be
+    assert all("country" in q.text.lower() and q.topic_spans[0] in q.text for q in changed)
+    assert named[-2:] == questions[-2:]  # a labelled question, and a step that arrives at no kind
+    assert as_people_ask(questions, {step: ("country",)}, share=0.5, seed=1) == named  # seeded
+    assert as_people_ask(questions, {step: ("country",)}, share=0.0, seed=1) == questions
+
+
+def test_a_round_trip_is_asked_for_others_with_the_same_neighbour() -> None:
+    trip = (("film.film.cinematography", "out"), ("film.film.cinematography", "in"))
+    rng = random.Random(2)
+    texts = {word_round_trip(trip, "The Godfather", "film", rng).text.lower() for _ in range(30)}
+    assert all("the godfather" in t and "cinematography" in t for t in texts)
+    assert any("other films" in t for t in texts) and any("same" in t for t in texts)
+    question = LabelledQuestion("q The Godfather", ("m.1",), ("The Godfather",), ("m.2",), trip, SOURCE, "A")
+    worded = as_people_ask([question] * 20, {}, share=0.5, seed=3)  # round trips: twice the share
+    assert sum(q.text != question.text for q in worded) >= 12
 
 
 def _write(path: Path, text: str) -> Path:

@@ -7,7 +7,11 @@ the relations they have. An entity's kind is told by its own relations: for a do
 of the relations it is the head of (``people.person.*``: person), for a plain name the relation words of the
 relations it is the tail of (``directed_by``: directed by). The step's kind is the ``words`` most frequent
 among its sample. Written as ``{"out:rel" | "in:rel": "words"}``; FRAG's ranker compares it with what the
-question asks for, and the synthesiser names it in its questions ("which city is ...").
+question asks for.
+
+The path scorer's synthesised questions name a kind ("which city is ..."): :func:`arrival_kinds` gives each
+step the head kinds most of its arrivals have, and :func:`specific_kinds` leaves out the ones so many steps
+arrive at that they say nothing ("topic").
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ from tqdm import tqdm
 
 SAMPLE = 25
 WORDS = 3
+# a kind names a step's arrivals when at least this share of them are of it ("which country")
+KIND_SHARE = 0.5
+BROAD_SHARE = 0.25
 
 
 def entity_kind(outgoing: Sequence[str], incoming: Sequence[str]) -> list[str]:
@@ -32,6 +39,16 @@ def entity_kind(outgoing: Sequence[str], incoming: Sequence[str]) -> list[str]:
     if not words:
         words = [relation_words(r).phrase for r in incoming]
     return list(dict.fromkeys(words))
+
+
+def arrivals(driver: Driver, kg: str, step: Step, sample: int) -> list[tuple[list[str], list[str]]]:
+    """A sample of the entities ``step`` arrives at, each as the relation types it has out and in."""
+    records = driver.execute_query(
+        render("training/arrivals", rel=step[0], way=step[1]),
+        {"kg": kg, "sample": sample},
+        routing_=RoutingControl.READ,
+    ).records
+    return [([str(x) for x in r["outgoing"]], [str(x) for x in r["incoming"]]) for r in records]
 
 
 def learn_answer_types(
@@ -44,14 +61,43 @@ def learn_answer_types(
 ) -> dict[str, str]:
     out: dict[str, str] = {}
     for step in tqdm(steps, desc="what each relation arrives at", leave=False):
-        records = driver.execute_query(
-            render("training/arrivals", rel=step[0], way=step[1]),
-            {"kg": kg, "sample": sample},
-            routing_=RoutingControl.READ,
-        ).records
         counts: Counter[str] = Counter()
-        for r in records:
-            counts.update(entity_kind([str(x) for x in r["outgoing"]], [str(x) for x in r["incoming"]]))
+        for outgoing, incoming in arrivals(driver, kg, step, sample):
+            counts.update(entity_kind(outgoing, incoming))
         out[kind_key(step)] = " ".join(w for w, _n in counts.most_common(words))
     progress(f"the kinds of thing {len(out)} steps arrive at")
     return out
+
+
+def head_kinds(outgoing: Sequence[str]) -> set[str]:
+    """The kinds an entity is the head of by its dotted relation names (``people.person.*``: person); none
+    on a KG whose relation names do not say their head's kind."""
+    return {relation_words(r).subject for r in outgoing if relation_words(r).subject}
+
+
+def arrival_kinds(
+    driver: Driver, kg: str, steps: Sequence[Step], sample: int = SAMPLE, share: float = KIND_SHARE
+) -> dict[Step, tuple[str, ...]]:
+    """The kinds that at least ``share`` of each step's sampled arrivals are of, the most common first."""
+    out: dict[Step, tuple[str, ...]] = {}
+    for step in tqdm(dict.fromkeys(steps), desc="which kinds each step arrives at", leave=False):
+        reached = arrivals(driver, kg, step, sample)
+        counts: Counter[str] = Counter()
+        for outgoing, _incoming in reached:
+            counts.update(head_kinds(outgoing))
+        common = [k for k, n in counts.items() if n >= share * len(reached)]
+        kinds = sorted(common, key=lambda k: (-counts[k], k))
+        if kinds:
+            out[step] = tuple(kinds)
+    return out
+
+
+def specific_kinds(
+    kinds: dict[Step, tuple[str, ...]], broad_share: float = BROAD_SHARE, most: int = 3
+) -> dict[Step, tuple[str, ...]]:
+    """Each step's ``most`` first kinds that are worth asking for: a kind that more than ``broad_share`` of
+    the steps arrive at (every entity is a "topic") says nothing of any of them."""
+    spread: Counter[str] = Counter(k for named in kinds.values() for k in named)
+    broad = {k for k, n in spread.items() if n > broad_share * len(kinds)}
+    out = {s: tuple(k for k in named if k not in broad)[:most] for s, named in kinds.items()}
+    return {s: named for s, named in out.items() if named}

@@ -20,16 +20,23 @@ question gives it.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kgqa.core.chains import Chain, Step, is_round_trip
-from kgqa.core.relation_text import asked_role
+from kgqa.core.relation_text import asked_role, relation_words
 from kgqa.graph.cypher import render
 from kgqa.training.questions import LabelledQuestion
-from kgqa.training.wording import Paraphraser, QuestionWords, word_question
+from kgqa.training.wording import (
+    Paraphraser,
+    QuestionWords,
+    word_kind_question,
+    word_question,
+    word_round_trip,
+)
 from neo4j import Driver, RoutingControl
 from tqdm import tqdm
 
@@ -198,4 +205,31 @@ def synthesise(
                 wording=family,
             )
         )
+    return out
+
+
+def as_people_ask(
+    questions: Sequence[LabelledQuestion], kinds: dict[Step, tuple[str, ...]], share: float, seed: int
+) -> list[LabelledQuestion]:
+    """``questions`` with synthesised ones worded again the ways people ask; labelled ones are kept as they
+    are. A round trip is asked for "other" things "with the same" neighbour; of the other questions, a
+    ``share`` of those whose last step arrives at a kind (:func:`kgqa.training.answer_types.arrival_kinds`)
+    name it ("which country is ...")."""
+    rng = random.Random(seed)
+    out: list[LabelledQuestion] = []
+    for q in questions:
+        if q.source != SOURCE or not q.chain or not q.topic_spans:
+            out.append(q)
+            continue
+        topic, options = q.topic_spans[0], kinds.get(q.chain[-1], ())
+        if len(q.chain) == 2 and is_round_trip(q.chain) and rng.random() < 2 * share:
+            kind = options[0] if options else relation_words(q.chain[0][0]).subject
+            wording = word_round_trip(q.chain, topic, kind, rng)
+        elif options and rng.random() < share:
+            wording = word_kind_question(q.chain, topic, rng.choice(options), rng)
+        else:
+            out.append(q)
+            continue
+        span = topic.lower() if wording.text.islower() else topic
+        out.append(dataclasses.replace(q, text=wording.text, topic_spans=(span,), wording=wording.family))
     return out

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from kgqa.core.chains import Step
-from kgqa.core.relation_text import relation_words
+from kgqa.core.relation_text import asked_role, relation_words
 
 # What the generic question words ask for; a role this close to one of them is asked with it.
 WH_ANCHORS = {"who": "a person, someone", "where": "a place, a location", "when": "a date, a year, a time"}
@@ -118,6 +118,48 @@ def word_question(
     if rng.random() < 0.3:
         text = text.lower()
     return Wording(" ".join(text.split()), family, template)
+
+
+# People name what they ask for ("which countries border Spain"); the kind's word must not read as a step.
+_ASK_KIND = (
+    "which {k} is {np}?",
+    "what {k} is {np}?",
+    "which {k}s are {np}?",
+    "name the {k} that is {np}",
+    "{k}: {np}?",
+)
+
+
+def word_kind_question(chain: Sequence[Step], topic: str, kind: str, rng: random.Random) -> Wording:
+    """A family-A wording of ``chain`` from ``topic`` that names the ``kind`` of thing it asks for."""
+    np = noun_phrase(chain, topic, rng, "A")
+    template = rng.choice(_ASK_KIND)
+    text = template.format(np=np, k=kind)
+    if rng.random() < 0.3:
+        text = text.lower()
+    return Wording(" ".join(text.split()), "A", template)
+
+
+# A round trip asks for the others that share the topic's neighbour ("what other films did the DP of X
+# shoot"), and people say "other" and "same", not the relation twice.
+_ASK_OTHERS = (
+    "what other {k} have the same {r} as {t}?",
+    "which other {k} share {t}'s {r}?",
+    "{k} with the same {r} as {t}",
+    "what else has the {r} of {t}?",
+    "other {k} by the {r} of {t}",
+)
+
+
+def word_round_trip(chain: Sequence[Step], topic: str, kind: str, rng: random.Random) -> Wording:
+    """A family-A wording of the round trip ``chain`` from ``topic`` ("other films with the same
+    cinematography as X"); ``kind`` names what it arrives at ("" says "ones")."""
+    role = asked_role(chain[0])
+    template = rng.choice(_ASK_OTHERS)
+    text = template.format(k=f"{kind}s" if kind else "ones", r=role, t=topic)
+    if rng.random() < 0.3:
+        text = text.lower()
+    return Wording(" ".join(text.split()), "A", template)
 
 
 _VOCAB_WORD = re.compile(r"^[a-z]{3,15}$")
