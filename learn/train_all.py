@@ -40,6 +40,7 @@ from kgqa.models.path_scorer import set_ranks_sgrag
 from kgqa.models.question_classifiers import mask_question
 from kgqa.qa.methods import AUTO_CANDIDATES
 from kgqa.qa.routing import ANSWER_SCORER, WORDING_FREE, policy_to_json
+from kgqa.training.answer_types import Arrivals
 from kgqa.training.questions import LabelledQuestion, kg_relations, read_labelled_questions
 from kgqa.training.synthesis import SOURCE as SYNTHESISED
 from kgqa.training.synthesis import SynthesisConfig, synthesise
@@ -159,8 +160,7 @@ HUB_PERCENTILE = 0.999  # FRAG does not walk through the KG's best-connected tho
 
 
 def worded_as_people_ask(
-    driver: Driver,
-    kg: str,
+    read: Arrivals,
     questions: Sequence[LabelledQuestion],
     options: TrainAllOptions,
     log: Callable[[str], None],
@@ -177,7 +177,7 @@ def worded_as_people_ask(
     if options.kind_share <= 0:
         return list(questions)
     steps = [q.chain[-1] for q in questions if q.source == SYNTHESISED and q.chain]
-    kinds = specific_kinds(arrival_kinds(driver, kg, steps))
+    kinds = specific_kinds(arrival_kinds(read, steps))
     worded = as_people_ask(questions, kinds, options.kind_share, options.seed)
     changed = sum(a.text != b.text for a, b in zip(questions, worded, strict=True))
     log(
@@ -287,6 +287,7 @@ def _train_parts(
 
     labelled: list[LabelledQuestion] = []
     sources: list[str] = []
+    read_arrivals = Arrivals(driver, kg)  # what each step arrives at: FRAG and the path scorer read it
     if options.questions:
         done = _timed(log, "reading the labelled questions")
         labelled, report = read_labelled_questions(driver, kg, options.questions, progress=log)
@@ -409,7 +410,7 @@ def _train_parts(
 
         done = _timed(log, "learning what each relation arrives at (FRAG's path ranker)")
         steps = [(r, way) for r in relations for way in ("out", "in")]
-        kinds = learn_answer_types(driver, kg, steps, progress=log)
+        kinds = learn_answer_types(read_arrivals, steps, progress=log)
         hub = hub_degree(driver, kg)
         ranker = FragRanker(kinds=kinds, hub_degree=hub)
         save_ranker(kg, ranker)
@@ -461,7 +462,7 @@ def _train_parts(
         from kgqa.training.path_scorer import PathScorerConfig, train_path_scorer
 
         done = _timed(log, "fine-tuning the question-to-path scorer (MiniLM)")
-        scorer_train = worded_as_people_ask(driver, kg, splits.scorer_train, options, log)
+        scorer_train = worded_as_people_ask(read_arrivals, splits.scorer_train, options, log)
         scorer = train_path_scorer(
             driver,
             kg,

@@ -272,13 +272,19 @@ def test_sgrag_asked_where_does_not_answer_with_people(fb15k: str, driver: Any) 
 def test_the_kinds_a_step_arrives_at_are_read_off_the_kg(fb15k: str, driver: Any) -> None:
     """The path scorer's synthesised questions name their answer's kind ("which country"): the kinds are the
     head types most of a step's arrivals have."""
-    from kgqa.training.answer_types import arrival_kinds
+    from kgqa.models.frag_ranker import kind_key
+    from kgqa.training.answer_types import SAMPLE, Arrivals, arrival_kinds, learn_answer_types
 
     birth = ("people.person.place_of_birth", "out")
     born_here = ("people.person.place_of_birth", "in")
-    kinds = arrival_kinds(driver, fb15k, [birth, born_here, ("film.film.country", "out")])
+    read = Arrivals(driver, fb15k)
+    kinds = arrival_kinds(read, [birth, born_here, ("film.film.country", "out")])
     assert "location" in kinds[birth] and "person" in kinds[born_here] and "person" not in kinds[birth]
     assert "country" in kinds[("film.film.country", "out")]
+    # FRAG's answer types read the very sample the kinds were read from, not the database again
+    sampled = read(birth)
+    assert read(birth) is sampled and len(sampled) == SAMPLE
+    assert "location" in learn_answer_types(read, [birth])[kind_key(birth)].split()
 
 
 def test_sgrag_lowers_the_chains_whose_ends_are_not_the_kind_asked(fb15k: str, driver: Any) -> None:

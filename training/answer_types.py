@@ -51,18 +51,30 @@ def arrivals(driver: Driver, kg: str, step: Step, sample: int) -> list[tuple[lis
     return [([str(x) for x in r["outgoing"]], [str(x) for x in r["incoming"]]) for r in records]
 
 
+class Arrivals:
+    """The sample of each step's arrivals (:func:`arrivals`), read from the database once per step: FRAG's
+    answer types and the path scorer's kind words read the same sample in one training."""
+
+    def __init__(self, driver: Driver, kg: str, sample: int = SAMPLE) -> None:
+        self.driver, self.kg, self.sample = driver, kg, sample
+        self._read: dict[Step, list[tuple[list[str], list[str]]]] = {}
+
+    def __call__(self, step: Step) -> list[tuple[list[str], list[str]]]:
+        if step not in self._read:
+            self._read[step] = arrivals(self.driver, self.kg, step, self.sample)
+        return self._read[step]
+
+
 def learn_answer_types(
-    driver: Driver,
-    kg: str,
+    read: Arrivals,
     steps: Sequence[Step],
-    sample: int = SAMPLE,
     words: int = WORDS,
     progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, str]:
     out: dict[str, str] = {}
     for step in tqdm(steps, desc="what each relation arrives at", leave=False):
         counts: Counter[str] = Counter()
-        for outgoing, incoming in arrivals(driver, kg, step, sample):
+        for outgoing, incoming in read(step):
             counts.update(entity_kind(outgoing, incoming))
         out[kind_key(step)] = " ".join(w for w, _n in counts.most_common(words))
     progress(f"the kinds of thing {len(out)} steps arrive at")
@@ -76,12 +88,12 @@ def head_kinds(outgoing: Sequence[str]) -> set[str]:
 
 
 def arrival_kinds(
-    driver: Driver, kg: str, steps: Sequence[Step], sample: int = SAMPLE, share: float = KIND_SHARE
+    read: Arrivals, steps: Sequence[Step], share: float = KIND_SHARE
 ) -> dict[Step, tuple[str, ...]]:
     """The kinds that at least ``share`` of each step's sampled arrivals are of, the most common first."""
     out: dict[Step, tuple[str, ...]] = {}
     for step in tqdm(dict.fromkeys(steps), desc="which kinds each step arrives at", leave=False):
-        reached = arrivals(driver, kg, step, sample)
+        reached = read(step)
         counts: Counter[str] = Counter()
         for outgoing, _incoming in reached:
             counts.update(head_kinds(outgoing))
