@@ -124,7 +124,7 @@ def build_examples(
     return out
 
 
-class _Encoder(torch.nn.Module):
+class MiniLmEncoder(torch.nn.Module):
     """MiniLM as sentence-transformers runs it: mean pooling over the attention mask, L2-normalised."""
 
     def __init__(self) -> None:
@@ -140,7 +140,7 @@ class _Encoder(torch.nn.Module):
         return torch.nn.functional.normalize(pooled, dim=-1)
 
 
-def _tokenizer():  # type: ignore[no-untyped-def]
+def minilm_tokenizer():  # type: ignore[no-untyped-def]
     from tokenizers import BertWordPieceTokenizer
 
     tokenizer = BertWordPieceTokenizer(str(source_dir() / "vocab.txt"), lowercase=True)
@@ -177,8 +177,8 @@ def train_path_scorer(
         raise ValueError("no training question has a relation chain the KG can walk from its topic")
     log(f"path scorer: {len(train_rows)} training, {len(valid_rows)} validation questions")
     run_on = device()
-    tokenizer = _tokenizer()
-    model = _Encoder().to(run_on)
+    tokenizer = minilm_tokenizer()
+    model = MiniLmEncoder().to(run_on)
 
     def encode(texts: list[str]) -> torch.Tensor:
         encodings = tokenizer.encode_batch(texts)
@@ -267,7 +267,7 @@ def _validate(
     return round(right / len(rows), 4), own
 
 
-def _export(model: _Encoder, chains: Sequence[Chain], out: Path, meta: dict[str, object]) -> None:
+def _export(model: MiniLmEncoder, chains: Sequence[Chain], out: Path, meta: dict[str, object]) -> None:
     """The fine-tuned encoder as ONNX (the stock builder), its chain vectors and meta, swapped in whole."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
