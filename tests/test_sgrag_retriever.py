@@ -417,3 +417,59 @@ def test_a_best_chain_below_the_scorers_cosine_floor_is_no_answer(
     assert refused.answer_candidates == [] and refused.triplets == [] and refused.confidence == 0.0
     assert isinstance(refused.trace, SgragTrace) and refused.trace.below_cosine_floor == pytest.approx(best)
     assert "recognises none of the chains" in refused.reason and refused.trace.chains_ranked
+
+
+def test_the_classifiers_walk_from_one_topic_is_narrowed_by_a_one_step_chain_from_the_other(
+    driver,
+    metaqa_models: str,  # type: ignore[no-untyped-def]
+) -> None:
+    """Two named things, one chain from the classifier: it leads somewhere from one of them (the actor's
+    films), and a one-step chain of the other (the director's films, in the path scorer's order) narrows its
+    answers to those both reach, instead of merging what the chain reaches from each."""
+    question = "which films did [Tom Hanks] act in that [Steven Spielberg] directed"
+    topics = link_entities(driver, question, metaqa_models)
+    assert sorted(t.name for t in topics) == ["Steven Spielberg", "Tom Hanks"]
+    hanks, spielberg = (next(t.id for t in topics if t.name == n) for n in ("Tom Hanks", "Steven Spielberg"))
+
+    merged = SgragRetriever(driver, narrow_by_another_topic=False).retrieve(
+        question, metaqa_models, 100, topics
+    )
+    narrowed = SgragRetriever(driver).retrieve(question, metaqa_models, 100, topics)
+    assert isinstance(merged.trace, SgragTrace) and isinstance(narrowed.trace, SgragTrace)
+    assert merged.trace.ranked_by == narrowed.trace.ranked_by == "question classifier"
+    assert merged.trace.narrowed_by == ""
+    chain = narrowed.trace.chain
+    assert chain == merged.trace.chain
+    # the chain leads somewhere from one of them only (from the actor as MetaQA words it, or the director)
+    lead, other = (
+        (hanks, spielberg)
+        if chain_ends(driver, metaqa_models, [hanks], [chain])[chain][0]
+        else (spielberg, hanks)
+    )
+    walked = chain_ends(driver, metaqa_models, [lead], [chain])[chain][0]
+    assert walked and not chain_ends(driver, metaqa_models, [other], [chain])[chain][0]
+    by, _, other_chain = narrowed.trace.narrowed_by.partition(": ")
+    assert by == other and len(parse_chain_key(other_chain)) == 1
+    theirs = chain_ends(driver, metaqa_models, [other], [other_chain])[other_chain][0]
+    assert narrowed.answer_candidates and set(narrowed.answer_candidates) <= walked & theirs
+    assert len(narrowed.answer_candidates) < len(walked) <= len(merged.answer_candidates)
+
+
+def test_a_join_pairs_entities_named_by_different_words() -> None:
+    """A person and a tag of the same name are one thing the question names: the lead is joined with the
+    next entity named by other words, and with none when every entity is named by the same words."""
+
+    def named(entity: str, span: str) -> LinkedEntity:
+        return LinkedEntity(id=entity, name=entity, score=1.0, how="exact", span=span)
+
+    topics = [
+        named("Diane Keaton", "diane keaton"),
+        named("diane keaton (tag)", "diane keaton"),
+        named("Meg Ryan", "meg ryan"),
+    ]
+    order = ["Diane Keaton", "diane keaton (tag)", "Meg Ryan"]
+    assert SgragRetriever.other_named(order, topics) == ["Diane Keaton", "Meg Ryan"]
+    assert SgragRetriever.other_named(order[:2], topics) == ["Diane Keaton"]
+    assert SgragRetriever.other_named([], topics) == []
+    given = [LinkedEntity(id=e, name=e, score=1.0, how="given") for e in ("Diane Keaton", "Meg Ryan")]
+    assert SgragRetriever.other_named(["Diane Keaton", "Meg Ryan"], given) == ["Diane Keaton", "Meg Ryan"]
