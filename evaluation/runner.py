@@ -43,6 +43,9 @@ DEFAULT_METHOD = "auto"
 MAX_CONSECUTIVE_ERRORS = 50
 
 
+SIDE_FILES = {".jsonl": "jsonl", ".md": "markdown", ".png": "chart"}  # written beside the report
+
+
 @dataclass
 class EvalConfig:
     dataset: str
@@ -76,6 +79,12 @@ class EvalConfig:
             raise BadInput(f"--workers must be at least 1, got {self.workers}")
         if self.warmup < 0:
             raise BadInput(f"--warmup must be at least 0, got {self.warmup}")
+        if self.out is not None and Path(self.out).suffix.lower() in SIDE_FILES:
+            # the report would be written over the per-question records (or the Markdown, or the chart)
+            raise BadInput(
+                f"--out {self.out} names a file written beside the report: give the report's own name "
+                f"(a .json file); its {', '.join(SIDE_FILES)} go next to it"
+            )
 
     @property
     def report_path(self) -> Path:
@@ -88,12 +97,7 @@ class EvalConfig:
 
     def output_paths(self) -> dict[str, Path]:
         base = self.report_path
-        return {
-            "report": base,
-            "jsonl": base.with_suffix(".jsonl"),
-            "markdown": base.with_suffix(".md"),
-            "chart": base.with_suffix(".png"),
-        }
+        return {"report": base, **{what: base.with_suffix(suffix) for suffix, what in SIDE_FILES.items()}}
 
     def identity(self) -> dict[str, Any]:
         return {

@@ -168,3 +168,9 @@ def test_cli_errors_are_one_line(neo4j_env: dict[str, str], tmp_path: Path) -> N
     assert no_kg.returncode == 3 and "no knowledge graph named 'no-such-kg' is loaded" in no_kg.stderr
     bad_hops = run_kgqa("eval", "metaqa", "--hops", "1,4")
     assert bad_hops.returncode == 2 and "hops must be among 1,2,3" in bad_hops.stderr
+    # the report named like its records would be written over them: refused before anything is read
+    records = tmp_path / "z.jsonl"
+    records.write_text("kept\n")
+    over = run_kgqa("eval", *_replay_args("metaqa"), "--out", str(records), "--no-progress")
+    assert over.returncode == 2 and "names a file written beside the report" in over.stderr
+    assert len(over.stderr.strip().splitlines()) == 1 and records.read_text() == "kept\n"
