@@ -20,6 +20,7 @@ from kgqa.core.chains import parse_chain_key
 from kgqa.core.types import LinkedEntity
 from kgqa.graph.walkable import kg_chains
 from kgqa.models import registry
+from kgqa.retrieve import sgrag
 from kgqa.retrieve.linking import link_entities
 from kgqa.retrieve.paths import chain_ends, rank_answers, run_steps, select_paths, steps_query
 from kgqa.retrieve.sgrag import SgragRetriever, SgragTrace, run_template
@@ -156,6 +157,29 @@ def test_a_join_keeps_the_ends_both_topics_reach_and_reads_only_their_paths(driv
     ]
     apart = {"Dee Director": [("directed_by<", 1.0, 0.6)], "Cat Actor": [("starred_actors<", 1.0, 0.5)]}
     assert SgragRetriever(driver).join(KG, apart, ["Dee Director", "Cat Actor"], trace) is None
+
+
+def test_a_join_pairs_each_topics_best_one_step_chains_too(driver, tiny_kg: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # "which films did Dee Director and Bob Actor both make": the scorer ranks a two-step chain of each first
+    # (their films' years meet on 1990); their own films, one step each, are paired too and win
+    monkeypatch.setattr(sgrag, "JOIN_CHAINS", 1)
+    by_topic = {
+        "Dee Director": [("directed_by<|release_year>", 0.6, 0.6), ("directed_by<", 0.4, 0.5)],
+        "Bob Actor": [("starred_actors<|release_year>", 0.6, 0.6), ("starred_actors<", 0.4, 0.5)],
+    }
+    trace = SgragTrace(chain="", chain_classified="", chain_score=0.0, chains_ranked=[], hop_range="simple")
+    joined = SgragRetriever(driver).join(KG, by_topic, ["Dee Director", "Bob Actor"], trace)
+    assert joined is not None and sorted(set(joined[0].answers)) == ["Alpha Film", "Gamma Film"]
+    pair = ["Dee Director", "Bob Actor"]
+    only_best = SgragRetriever(driver, join_one_step=False).join(KG, by_topic, pair, trace)
+    assert only_best is not None and sorted(set(only_best[0].answers)) == ["1990"]
+    # a one-step chain the scorer did not rank first pairs with one-step chains only: Dee's films meet
+    # Beta Film's co-stars' films on Alpha Film, but that is a second entity's two-step chain
+    with_film = {
+        "Dee Director": [("directed_by<|starred_actors>", 0.9, 0.6), ("directed_by<", 0.1, 0.4)],
+        "Beta Film": [("starred_actors>|starred_actors<", 1.0, 0.6)],
+    }
+    assert SgragRetriever(driver).join(KG, with_film, ["Dee Director", "Beta Film"], trace) is None
 
 
 def test_the_kgs_chains_are_its_steps_and_the_pairs_that_meet_most_first(driver, tiny_kg: str) -> None:  # type: ignore[no-untyped-def]
