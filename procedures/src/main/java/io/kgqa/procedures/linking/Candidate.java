@@ -22,6 +22,7 @@ final class Candidate {
     double[] features;
     boolean questionWordsOnly; // the span holds none of the question's content words (set by score)
     boolean capitalised; // every judged word of the span capitalised, in a question with case (set by score)
+    boolean spelledWithoutCase; // two or more content words, in a question typed without capitals (set by score)
     boolean ordinary; // the span is common English words typed as such (set by LinkScoring.yieldToNames)
 
     Candidate(Node node, String id, String name, int start, int end, String how, double match, int degree,

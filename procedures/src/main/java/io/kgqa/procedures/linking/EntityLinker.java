@@ -33,7 +33,7 @@ import org.neo4j.logging.Log;
  *       spans are resolved greedily, best first ({@link SpanResolver}). {@code maxEntities} counts spans:
  *       entities of one name on one span (a tag and a person) share a place. A further span must score
  *       {@link #SECONDARY_RATIO} of the best, unless it is a number, a shared value (a genre) or a name typed
- *       with its capitals. The words a leading "what" or "which" asks for ("what airport in paris") go behind
+ *       with its capitals (in a question typed without any, a name of two or more words spelt closely). The words a leading "what" or "which" asks for ("what airport in paris") go behind
  *       the other links, still linked ({@link LinkScoring#askedKindLast}); a role said of the name right
  *       beside it ("the cinematographer of X", "X's composer") is not linked
  *       ({@link LinkScoring#withoutRoleOfName}).</li>

@@ -154,6 +154,7 @@ final class LinkScoring {
         }
         boolean capitalised = hasCase && !capital.isEmpty() && !capital.contains(false);
         c.capitalised = capitalised;
+        c.spelledWithoutCase = !hasCase && contentWords >= 2;
         c.questionWordsOnly = contentWords == 0;
         // a capitalised word next to the span: the name typed goes on ("The Other" in "The Other Woman")
         boolean standsAlone = capitalised && !capitalisedAt(tokens, c.start - 1) && !capitalisedAt(tokens, c.end);

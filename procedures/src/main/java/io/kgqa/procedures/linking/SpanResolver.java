@@ -146,9 +146,14 @@ final class SpanResolver {
                 && c.degree >= SHARED_VALUE_DEGREE;
     }
 
-    /** A name typed with its capitals in a question that uses case, matched closely ("Bullitt", "Diane Keaotn"). */
+    /**
+     * A name typed with its capitals in a question that uses case, matched closely ("Bullitt", "Diane Keaotn"); in
+     * a question typed without capitals, which cannot show a name by its case, a name of two or more content
+     * words matched as closely ("kate winslett" beside "leonardo dicaprio"): such a span is seldom a name by
+     * accident.
+     */
     static boolean isTypedName(Candidate c) {
-        return c.capitalised && c.match >= LinkScoring.TYPED_NAME_MATCH;
+        return (c.capitalised || c.spelledWithoutCase) && c.match >= LinkScoring.TYPED_NAME_MATCH;
     }
 
     /** An exact match of a number node ("1994", "7.5"): a year, a rating, a count. */

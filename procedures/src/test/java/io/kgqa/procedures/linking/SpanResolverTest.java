@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** Choosing among scored candidates: order, overlaps, twins and the leftovers that stay. */
@@ -70,6 +71,33 @@ class SpanResolverTest {
         loose.capitalised = true;
         assertEquals(List.of("p", "typed"), ids(SpanResolver.resolve(List.of(first, typed), TOKENS, 3)));
         assertEquals(List.of("p"), ids(SpanResolver.resolve(List.of(first, loose), TOKENS, 3)));
+    }
+
+    @Test
+    void aNameOfSeveralWordsMisspeltInALowerCaseQuestionStaysBesideAStrongerEntity() {
+        String question = "what films did leonardo dicaprio and kate winslett star in together";
+        List<LinkText.Token> tokens = LinkText.tokens(question);
+        boolean[] content = LinkText.content(tokens, LinkText.STOPWORDS);
+        boolean hasCase = LinkText.hasCase(tokens, question);
+        Candidate first = new Candidate(null, "leo", "Leonardo DiCaprio", 3, 5, "fulltext", 1.0, 1, List.of());
+        Candidate second = new Candidate(null, "kate", "Kate Winslet", 6, 8, "fuzzy", LinkScoring.TYPED_NAME_MATCH,
+                1, List.of());
+        Candidate word = new Candidate(null, "star", "Star", 8, 9, "exact", 1.0, 1, List.of());
+        for (Candidate c : List.of(first, second, word)) {
+            LinkScoring.score(c, tokens, content, hasCase, Set.of());
+        }
+        assertTrue(second.spelledWithoutCase);
+        assertTrue(!word.spelledWithoutCase, "one word is no name by its spelling alone");
+        // below the ratio of the best, as a misspelt name scores
+        second.score = first.score * LinkScoring.SECONDARY_RATIO - 0.05;
+        word.score = second.score;
+        assertEquals(List.of("leo", "kate"), ids(SpanResolver.resolve(List.of(first, second, word), tokens, 3)));
+
+        // the same words in a question that uses case, typed in lower case: the case says they are no name
+        String cased = "What films did Leonardo DiCaprio and kate winslett star in together";
+        List<LinkText.Token> casedTokens = LinkText.tokens(cased);
+        LinkScoring.score(second, casedTokens, content, LinkText.hasCase(casedTokens, cased), Set.of());
+        assertTrue(!second.spelledWithoutCase && !second.capitalised);
     }
 
     @Test
